@@ -1,0 +1,87 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "jobrunner",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "jobrunner", targets: ["jobrunner"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        .target(
+            name: "JobRunnerCore",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "JobRunnerYAML",
+            dependencies: ["JobRunnerCore", .product(name: "Yams", package: "Yams")]
+        ),
+        .target(
+            name: "JobRunnerLMDB",
+            dependencies: ["JobRunnerCore", "CLMDB"]
+        ),
+        .target(
+            name: "JobRunnerShell",
+            dependencies: [
+                "JobRunnerCore",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+            ]
+        ),
+        .target(
+            name: "JobRunnerCLI",
+            dependencies: [
+                "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "jobrunner",
+            dependencies: ["JobRunnerCLI"]
+        ),
+        .target(
+            name: "JobRunnerTesting",
+            dependencies: ["JobRunnerCore"]
+        ),
+        .testTarget(
+            name: "JobRunnerCoreTests",
+            dependencies: ["JobRunnerCore", "JobRunnerTesting"]
+        ),
+        .testTarget(
+            name: "JobRunnerYAMLTests",
+            dependencies: ["JobRunnerYAML", "JobRunnerCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "JobRunnerLMDBTests",
+            dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerTesting"]
+        ),
+        .testTarget(
+            name: "JobRunnerShellTests",
+            dependencies: ["JobRunnerShell", "JobRunnerCore"]
+        ),
+        .testTarget(
+            name: "JobRunnerCLITests",
+            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore"]
+        ),
+    ]
+)
+
+// Strict settings for every target, in one place.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,101 @@
+/// What runs an attempt of a job.
+public enum HandlerSpec: Sendable, Hashable {
+    /// `run: "…"`: a command line for `/bin/sh -c`.
+    case shell(String)
+    /// `run: [argv…]`: a program and its arguments, no shell.
+    case argv([String])
+    /// `plugin: name.handler`: a handler of a loaded plugin.
+    case plugin(plugin: String, handler: String)
+}
+
+/// How a pipeline orders the jobs of its files (SPEC 5.3).
+public enum PipelineOrder: String, Sendable, Hashable, CaseIterable {
+    /// Any ready job may start.
+    case flat
+    /// The jobs of one file start only after every job of the earlier files is final.
+    case sequential
+}
+
+/// A named lane with its own concurrency limit (SPEC 5.3).
+public struct PipelineDefinition: Sendable, Hashable {
+    public static let defaultName = "default"
+    public static let defaultMaxConcurrent = 4
+
+    public var name: String
+    /// At most this many attempts at once; 0 means unlimited.
+    public var maxConcurrent: Int
+    public var order: PipelineOrder
+    public var requiresInternet: Bool
+    public var location: SourceLocation?
+
+    public init(
+        name: String,
+        maxConcurrent: Int = PipelineDefinition.defaultMaxConcurrent,
+        order: PipelineOrder = .flat,
+        requiresInternet: Bool = false,
+        location: SourceLocation? = nil
+    ) {
+        self.name = name
+        self.maxConcurrent = maxConcurrent
+        self.order = order
+        self.requiresInternet = requiresInternet
+        self.location = location
+    }
+}
+
+/// One job as loaded from a job file: everything the runner needs to run it.
+public struct JobDefinition: Sendable, Hashable {
+    public var id: String
+    public var handler: HandlerSpec
+    /// `with:` parameters.
+    public var parameters: [String: JSONValue]
+    public var environment: [String: String]
+    /// Absolute working directory.
+    public var workingDirectory: String
+    public var pipeline: String
+    public var needs: [String]
+    public var priority: Int
+    public var requiresInternet: Bool
+    public var constraints: [String]
+    public var timeout: Duration?
+    public var retry: RetryPolicy
+    public var enabled: Bool
+    /// Index of the job's file among all loaded files, in load order.
+    public var fileIndex: Int
+    /// Where the job's id stands in its file.
+    public var location: SourceLocation
+
+    public init(
+        id: String,
+        handler: HandlerSpec,
+        parameters: [String: JSONValue] = [:],
+        environment: [String: String] = [:],
+        workingDirectory: String = ".",
+        pipeline: String = PipelineDefinition.defaultName,
+        needs: [String] = [],
+        priority: Int = 0,
+        requiresInternet: Bool = false,
+        constraints: [String] = [],
+        timeout: Duration? = nil,
+        retry: RetryPolicy = RetryPolicy(),
+        enabled: Bool = true,
+        fileIndex: Int = 0,
+        location: SourceLocation = SourceLocation(file: "<memory>", line: 1, column: 1)
+    ) {
+        self.id = id
+        self.handler = handler
+        self.parameters = parameters
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.pipeline = pipeline
+        self.needs = needs
+        self.priority = priority
+        self.requiresInternet = requiresInternet
+        self.constraints = constraints
+        self.timeout = timeout
+        self.retry = retry
+        self.enabled = enabled
+        self.fileIndex = fileIndex
+        self.location = location
+    }
+}

@@ -1,0 +1,86 @@
+/// A validated set of jobs and pipelines: what one `run` executes.
+public struct Workload: Sendable {
+    /// Jobs in load order: files in sorted path order, jobs in file order.
+    public let jobs: [JobDefinition]
+    /// Declared pipelines by name; always holds `default`.
+    public let pipelines: [String: PipelineDefinition]
+    private let indexByID: [String: Int]
+
+    /// Builds a workload; the caller has already checked ids, needs and cycles
+    /// (see ``JobGraph/findCycle(in:)``).
+    public init(jobs: [JobDefinition], pipelines: [PipelineDefinition]) {
+        self.jobs = jobs
+        var table: [String: PipelineDefinition] = [:]
+        for pipeline in pipelines { table[pipeline.name] = pipeline }
+        if table[PipelineDefinition.defaultName] == nil {
+            table[PipelineDefinition.defaultName] = PipelineDefinition(name: PipelineDefinition.defaultName)
+        }
+        self.pipelines = table
+        var index: [String: Int] = [:]
+        for (offset, job) in jobs.enumerated() { index[job.id] = offset }
+        self.indexByID = index
+    }
+
+    /// The job with this id.
+    public func job(_ id: String) -> JobDefinition? {
+        indexByID[id].map { jobs[$0] }
+    }
+
+    /// The position of a job in load order; ties between equal priorities go to the lower one.
+    public func order(of id: String) -> Int? { indexByID[id] }
+
+    /// Sorted job ids: what identifies "the same jobs" when a run is resumed (SPEC 5.9).
+    public var jobIDs: [String] { jobs.map(\.id).sorted() }
+
+    /// For each job, the jobs that need it.
+    public func dependents() -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for job in jobs {
+            for need in job.needs { result[need, default: []].append(job.id) }
+        }
+        return result
+    }
+}
+
+/// Graph algorithms over `needs`.
+public enum JobGraph {
+    /// Returns one dependency cycle as a path that ends where it starts (`a -> b -> a`),
+    /// or nil when the graph has none. Needs that name unknown jobs are ignored.
+    public static func findCycle(in needs: [(id: String, needs: [String])]) -> [String]? {
+        var edges: [String: [String]] = [:]
+        var order: [String] = []
+        for entry in needs where edges[entry.id] == nil {
+            edges[entry.id] = entry.needs
+            order.append(entry.id)
+        }
+        enum Mark { case visiting, done }
+        var marks: [String: Mark] = [:]
+        for root in order where marks[root] == nil {
+            // Iterative DFS: deep chains of thousands of jobs must not overflow the stack.
+            var stack: [(id: String, next: Int)] = [(root, 0)]
+            marks[root] = .visiting
+            while let top = stack.last {
+                let children = edges[top.id] ?? []
+                if top.next >= children.count {
+                    marks[top.id] = .done
+                    stack.removeLast()
+                    continue
+                }
+                stack[stack.count - 1].next += 1
+                let child = children[top.next]
+                guard edges[child] != nil else { continue }
+                switch marks[child] {
+                case .visiting:
+                    let start = stack.firstIndex { $0.id == child } ?? 0
+                    return stack[start...].map(\.id) + [child]
+                case .done:
+                    continue
+                case nil:
+                    marks[child] = .visiting
+                    stack.append((child, 0))
+                }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// What a handler needs to run one attempt of one job.
+public struct AttemptRequest: Sendable {
+    public var runID: String
+    public var job: JobDefinition
+    public var attempt: Int
+    /// Where the attempt's output goes (created by the handler).
+    public var logPath: String
+    /// A private directory for the attempt's control and output files.
+    public var workDirectory: String
+    /// Outputs of the jobs this one needs, by job id.
+    public var neededOutputs: [String: [String: String]]
+    /// Called once the attempt's process exists, with its pid, so a restarted runner can
+    /// end it if this one dies.
+    public var onSpawn: @Sendable (_ pid: Int32) -> Void
+
+    public init(
+        runID: String, job: JobDefinition, attempt: Int, logPath: String, workDirectory: String,
+        neededOutputs: [String: [String: String]], onSpawn: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) {
+        self.runID = runID
+        self.job = job
+        self.attempt = attempt
+        self.logPath = logPath
+        self.workDirectory = workDirectory
+        self.neededOutputs = neededOutputs
+        self.onSpawn = onSpawn
+    }
+}
+
+/// How an attempt ended, as the handler saw it.
+public struct AttemptResult: Sendable, Hashable {
+    public var outcome: AttemptOutcome
+    public var exitCode: Int32?
+    public var signal: Int32?
+    /// Words for `status` and events: `exit:2`, `timeout`, `signal:9`, a skip reason, …
+    public var reason: String?
+    public var outputs: [String: String]
+    /// A delay that replaces the backoff before the next attempt (`retry-after=`).
+    public var retryAfter: Duration?
+
+    public init(
+        outcome: AttemptOutcome, exitCode: Int32? = nil, signal: Int32? = nil, reason: String? = nil,
+        outputs: [String: String] = [:], retryAfter: Duration? = nil
+    ) {
+        self.outcome = outcome
+        self.exitCode = exitCode
+        self.signal = signal
+        self.reason = reason
+        self.outputs = outputs
+        self.retryAfter = retryAfter
+    }
+
+    public static let succeeded = AttemptResult(outcome: .succeeded, exitCode: 0)
+
+    public static func failed(exitCode: Int32) -> AttemptResult {
+        AttemptResult(outcome: .failed, exitCode: exitCode, reason: "exit:\(exitCode)")
+    }
+}
+
+/// Runs attempts. Task cancellation means the runner is stopping: the handler ends the
+/// attempt's work and returns an `interrupted` result.
+public protocol JobHandler: Sendable {
+    func run(_ request: AttemptRequest) async -> AttemptResult
+}
+
+/// Ends processes that a dead runner left behind (SPEC 5.9).
+public protocol OrphanTerminator: Sendable {
+    /// Terminates the process group led by `pid` if that process still lives and is the one
+    /// recorded (`startTime` tells a reused pid apart).
+    func terminate(pid: Int32, startTime: UInt64?) async
+    /// The start time of a live process, to record beside its pid.
+    func startTime(of pid: Int32) -> UInt64?
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// One line of `--events` (SPEC 5.10), emitted only after the change it reports is durable.
+public struct RunEvent: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case queued, waiting, started, succeeded, failed, retrying, skipped, blocked, cancelled
+        case interrupted, disabled, suspended, resumed, output
+        case runFinished = "run-finished"
+    }
+
+    public var time: Date
+    public var run: String
+    public var job: String?
+    public var attempt: Int?
+    public var kind: Kind
+    public var reason: String?
+    public var exitCode: Int32?
+    public var delay: Duration?
+    public var key: String?
+    public var value: String?
+    public var state: String?
+    public var pipeline: String?
+
+    public init(
+        time: Date, run: String, job: String? = nil, attempt: Int? = nil, kind: Kind,
+        reason: String? = nil, exitCode: Int32? = nil, delay: Duration? = nil, key: String? = nil,
+        value: String? = nil, state: String? = nil, pipeline: String? = nil
+    ) {
+        self.time = time
+        self.run = run
+        self.job = job
+        self.attempt = attempt
+        self.kind = kind
+        self.reason = reason
+        self.exitCode = exitCode
+        self.delay = delay
+        self.key = key
+        self.value = value
+        self.state = state
+        self.pipeline = pipeline
+    }
+}
+
+/// Receives events in commit order: the events file, the progress display, tests.
+public protocol RunObserver: Sendable {
+    func record(_ event: RunEvent)
+}
+
+/// Forwards each event to several observers.
+public struct ObserverList: RunObserver {
+    public var observers: [any RunObserver]
+    public init(_ observers: [any RunObserver]) { self.observers = observers }
+    public func record(_ event: RunEvent) {
+        for observer in observers { observer.record(event) }
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+import Logging
+
+/// Options of one `run`.
+public struct RunnerOptions: Sendable {
+    /// Global cap on running attempts (`--jobs N`); nil is unlimited beyond pipeline limits.
+    public var maxRunning: Int?
+    /// Start a fresh run even when an interrupted one of the same jobs could be resumed.
+    public var startNewRun: Bool
+    /// Where attempt logs go: `<logDirectory>/<run>/<job>/<attempt>.log`.
+    public var logDirectory: String
+    /// Recorded in the run, so `status` can say which process works on it.
+    public var runnerPID: Int32
+
+    public init(maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32) {
+        self.maxRunning = maxRunning
+        self.startNewRun = startNewRun
+        self.logDirectory = logDirectory
+        self.runnerPID = runnerPID
+    }
+}
+
+/// How a `run` ended.
+public struct RunSummary: Sendable, Hashable {
+    public var runID: String
+    /// `succeeded`, `failed`, or `stopped` after a signal.
+    public var state: RunState
+    /// Whether an interrupted run was resumed rather than a new one started.
+    public var resumed: Bool
+    /// The signal that stopped the run, when it was stopped.
+    public var stopSignal: Int32?
+    /// How many jobs ended in each state.
+    public var counts: [JobState: Int]
+}
+
+/// Runs a workload to the end: decides with a ``Scheduler``, stores every decision with the
+/// ``QueueStore`` before acting on it, and runs attempts with a ``JobHandler``.
+///
+/// One task owns all decisions; attempts, store completions, timers and stop requests reach it
+/// as events on one stream, so no decision races another and no lock is held across an await.
+public final class Runner: Sendable {
+    enum LoopEvent: Sendable {
+        case durable(Result<Void, StoreError>, [Effect])
+        case finished(jobID: String, attempt: Int, AttemptResult)
+        case spawned(jobID: String, attempt: Int, pid: Int32)
+        case wake
+        case stop(Int32)
+    }
+
+    let workload: Workload
+    let store: any QueueStore
+    private let handler: any JobHandler
+    private let clock: any RunnerClock
+    private let observer: any RunObserver
+    let orphans: (any OrphanTerminator)?
+    let options: RunnerOptions
+    private let logger: Logger
+    private let randomSeed: UInt64?
+    private let events: AsyncStream<LoopEvent>
+    private let continuation: AsyncStream<LoopEvent>.Continuation
+
+    /// - Parameters:
+    ///   - randomSeed: a seed for backoff jitter; nil uses the system's generator.
+    ///   - orphans: ends processes a dead runner left behind; nil when handlers spawn none.
+    public init(
+        workload: Workload, store: any QueueStore, handler: any JobHandler, clock: any RunnerClock = SystemClock(),
+        observer: any RunObserver, orphans: (any OrphanTerminator)? = nil, options: RunnerOptions,
+        logger: Logger, randomSeed: UInt64? = nil
+    ) {
+        self.workload = workload
+        self.store = store
+        self.handler = handler
+        self.clock = clock
+        self.observer = observer
+        self.orphans = orphans
+        self.options = options
+        self.logger = logger
+        self.randomSeed = randomSeed
+        (events, continuation) = AsyncStream.makeStream(of: LoopEvent.self)
+    }
+
+    /// Asks the runner to stop cleanly: no new attempts, running ones are ended and recorded
+    /// `interrupted`. Safe to call from any thread, any number of times.
+    public func requestStop(signal: Int32) {
+        continuation.yield(.stop(signal))
+    }
+
+    /// Runs until every job of the run is final, or until a stop request has been carried out.
+    /// - Throws: ``StoreError`` when state cannot be read or written; running attempts are
+    ///   ended first.
+    public func run() async throws(StoreError) -> RunSummary {
+        if let seed = randomSeed {
+            var random = SeededRandomSource(seed: seed)
+            return try await run(random: &random)
+        }
+        var random = SystemRandomSource()
+        return try await run(random: &random)
+    }
+
+    private func run(random: inout some RandomSource) async throws(StoreError) -> RunSummary {
+        var (scheduler, resumed, runRecord) = try await prepare(now: clock.now(), random: &random)
+        logger.info(
+            "\(resumed ? "resuming" : "starting") run",
+            metadata: ["run": "\(runRecord.id)", "jobs": "\(workload.jobs.count)"])
+        let continuation = self.continuation
+        var stopSignal: Int32?
+        var storeFailure: StoreError?
+        var inFlight = 0
+        var attempts: [String: AttemptRecord] = [:]
+        var timer: (date: Date, task: Task<Void, Never>)?
+
+        await withTaskGroup(of: Void.self) { group in
+            func flush() {
+                let batch = scheduler.takeBatch()
+                guard !batch.changes.isEmpty || !batch.effects.isEmpty else { return }
+                for change in batch.changes {
+                    if case .putAttempt(_, let attempt) = change, attempt.outcome == nil {
+                        attempts[attempt.jobID] = attempt
+                    }
+                }
+                inFlight += 1
+                store.submit(batch.changes) { result in continuation.yield(.durable(result, batch.effects)) }
+            }
+
+            func perform(_ effects: [Effect]) {
+                for effect in effects {
+                    switch effect {
+                    case .emit(let event):
+                        observer.record(event)
+                    case .start(let jobID, let attempt):
+                        guard stopSignal == nil, let job = workload.job(jobID) else {
+                            scheduler.cancelStart(jobID: jobID, attempt: attempt, now: clock.now())
+                            continue
+                        }
+                        let request = makeRequest(job: job, attempt: attempt, runID: runRecord.id, scheduler: scheduler)
+                        let handler = self.handler
+                        group.addTask {
+                            let result = await handler.run(request)
+                            continuation.yield(.finished(jobID: jobID, attempt: attempt, result))
+                        }
+                    }
+                }
+            }
+
+            scheduler.startReadyJobs(now: clock.now())
+            flush()
+            for await event in events {
+                let now = clock.now()
+                switch event {
+                case .durable(.success, let effects):
+                    inFlight -= 1
+                    perform(effects)
+                case .durable(.failure(let error), _):
+                    inFlight -= 1
+                    if storeFailure == nil {
+                        storeFailure = error
+                        logger.error("cannot store state; stopping", metadata: ["error": "\(error)"])
+                    }
+                    if stopSignal == nil { stopSignal = SIGTERM }
+                    group.cancelAll()
+                case .finished(let jobID, let attempt, let result):
+                    scheduler.finish(
+                        jobID: jobID, attempt: attempt, result: result, attemptRecord: attempts.removeValue(forKey: jobID),
+                        now: now, stopping: stopSignal != nil, random: &random)
+                case .spawned(let jobID, let attempt, let pid):
+                    if var record = attempts[jobID], record.number == attempt {
+                        record.pid = pid
+                        record.pidStartTime = orphans?.startTime(of: pid)
+                        attempts[jobID] = record
+                        scheduler.recordSpawn(record)
+                    }
+                case .wake:
+                    timer = nil
+                case .stop(let signal):
+                    if stopSignal == nil {
+                        stopSignal = signal
+                        logger.notice("stopping: no new attempts; ending the running ones", metadata: ["signal": "\(signal)"])
+                        group.cancelAll()
+                    }
+                }
+                if stopSignal == nil {
+                    scheduler.releaseDelayed(now: now)
+                    scheduler.startReadyJobs(now: now)
+                }
+                if storeFailure == nil { flush() } else { _ = scheduler.takeBatch() }
+
+                let wake = stopSignal == nil ? scheduler.nextWakeDate : nil
+                if wake != timer?.date {
+                    timer?.task.cancel()
+                    timer = nil
+                    if let wake {
+                        let clock = self.clock
+                        // Unstructured so it can be cancelled and replaced when an earlier
+                        // date comes along; it only posts an event, never touches state.
+                        let task = Task {
+                            do {
+                                try await clock.sleep(until: wake)
+                                continuation.yield(.wake)
+                            } catch {}
+                        }
+                        timer = (wake, task)
+                    }
+                }
+                let idle = scheduler.runningTotal == 0 && inFlight == 0
+                if idle && (scheduler.isFinished || stopSignal != nil) { break }
+                if idle && scheduler.nextWakeDate == nil && !scheduler.hasStartableWork {
+                    // Nothing runs, nothing is due and nothing can start (every open job sits in a
+                    // suspended pipeline): a `run` would wait forever.
+                    logger.warning("nothing can start: the remaining jobs wait for suspended pipelines")
+                    stopSignal = stopSignal ?? 0
+                    break
+                }
+            }
+            timer?.task.cancel()
+        }
+
+        if let storeFailure { throw storeFailure }
+        let now = clock.now()
+        var counts: [JobState: Int] = [:]
+        for record in scheduler.jobs.values { counts[record.state, default: 0] += 1 }
+        if scheduler.isFinished {
+            let failed = counts[.failed, default: 0] + counts[.blocked, default: 0] + counts[.cancelled, default: 0]
+            runRecord.state = failed > 0 ? .failed : .succeeded
+            runRecord.finishedAt = now
+        } else {
+            runRecord.state = .stopped
+        }
+        try await store.commit([.putRun(runRecord)])
+        observer.record(
+            RunEvent(time: now, run: runRecord.id, kind: .runFinished, state: runRecord.state.rawValue))
+        return RunSummary(
+            runID: runRecord.id, state: runRecord.state, resumed: resumed,
+            stopSignal: stopSignal.flatMap { $0 == 0 ? nil : $0 }, counts: counts)
+    }
+
+    private func makeRequest(job: JobDefinition, attempt: Int, runID: String, scheduler: Scheduler) -> AttemptRequest {
+        var needed: [String: [String: String]] = [:]
+        for need in job.needs {
+            if let values = scheduler.outputs[need] { needed[need] = values }
+        }
+        let continuation = self.continuation
+        let jobID = job.id
+        return AttemptRequest(
+            runID: runID, job: job, attempt: attempt, logPath: scheduler.logPath(job: job.id, attempt: attempt),
+            workDirectory: "\(options.logDirectory)/\(runID)/\(job.id)", neededOutputs: needed,
+            onSpawn: { pid in continuation.yield(.spawned(jobID: jobID, attempt: attempt, pid: pid)) })
+    }
+}

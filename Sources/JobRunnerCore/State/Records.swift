@@ -1,0 +1,123 @@
+import Foundation
+
+/// A run as stored: one execution of a loaded set of jobs.
+public struct RunRecord: Sendable, Hashable, Codable {
+    public var id: String
+    public var state: RunState
+    public var startedAt: Date
+    public var finishedAt: Date?
+    /// Sorted ids of the run's jobs: a run is resumed only by the same set (SPEC 5.9).
+    public var jobIDs: [String]
+    /// The pid of the runner that works or last worked on it.
+    public var runnerPID: Int32
+
+    public init(
+        id: String, state: RunState, startedAt: Date, finishedAt: Date? = nil, jobIDs: [String],
+        runnerPID: Int32
+    ) {
+        self.id = id
+        self.state = state
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.jobIDs = jobIDs
+        self.runnerPID = runnerPID
+    }
+}
+
+/// A job of a run as stored. One-shot jobs have an empty `occurrence`; a periodic job's
+/// occurrence is its scheduled date (SPEC 5.8), so both share one table without a migration.
+public struct JobRecord: Sendable, Hashable, Codable {
+    public var jobID: String
+    public var occurrence: String
+    public var pipeline: String
+    public var state: JobState
+    /// What a waiting, failed, skipped or blocked job is about (`backoff`, `exit:1`, …).
+    public var reason: String?
+    /// Attempts started so far; the next attempt's number is `attempts + 1`.
+    public var attempts: Int
+    /// Attempts that do not count against `retry.attempts` (stopped by an operator or a clean stop).
+    public var uncountedAttempts: Int
+    /// Attempts in a row that a dying runner interrupted (SPEC 5.9 crash loops).
+    public var crashedInARow: Int
+    public var exitCode: Int32?
+    public var firstStartedAt: Date?
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    public var nextAttemptAt: Date?
+
+    public init(
+        jobID: String, occurrence: String = "", pipeline: String, state: JobState = .pending,
+        reason: String? = nil, attempts: Int = 0, uncountedAttempts: Int = 0, crashedInARow: Int = 0,
+        exitCode: Int32? = nil, firstStartedAt: Date? = nil, startedAt: Date? = nil,
+        finishedAt: Date? = nil, nextAttemptAt: Date? = nil
+    ) {
+        self.jobID = jobID
+        self.occurrence = occurrence
+        self.pipeline = pipeline
+        self.state = state
+        self.reason = reason
+        self.attempts = attempts
+        self.uncountedAttempts = uncountedAttempts
+        self.crashedInARow = crashedInARow
+        self.exitCode = exitCode
+        self.firstStartedAt = firstStartedAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.nextAttemptAt = nextAttemptAt
+    }
+
+    /// Attempts that count against the retry budget.
+    public var countedAttempts: Int { attempts - uncountedAttempts }
+}
+
+/// One attempt of one job as stored.
+public struct AttemptRecord: Sendable, Hashable, Codable {
+    public var jobID: String
+    public var occurrence: String
+    public var number: Int
+    /// nil while the attempt runs.
+    public var outcome: AttemptOutcome?
+    public var startedAt: Date
+    public var finishedAt: Date?
+    public var exitCode: Int32?
+    public var signal: Int32?
+    public var reason: String?
+    /// The process (and process group) of a shell attempt, so a restarted runner can
+    /// check whether it still lives and end it (SPEC 5.9).
+    public var pid: Int32?
+    /// The process's start time in clock ticks since boot (/proc/PID/stat field 22):
+    /// tells a reused pid from ours.
+    public var pidStartTime: UInt64?
+    public var logPath: String?
+
+    public init(
+        jobID: String, occurrence: String = "", number: Int, outcome: AttemptOutcome? = nil,
+        startedAt: Date, finishedAt: Date? = nil, exitCode: Int32? = nil, signal: Int32? = nil,
+        reason: String? = nil, pid: Int32? = nil, pidStartTime: UInt64? = nil, logPath: String? = nil
+    ) {
+        self.jobID = jobID
+        self.occurrence = occurrence
+        self.number = number
+        self.outcome = outcome
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.exitCode = exitCode
+        self.signal = signal
+        self.reason = reason
+        self.pid = pid
+        self.pidStartTime = pidStartTime
+        self.logPath = logPath
+    }
+}
+
+/// A pipeline's persisted state; lives across runs.
+public struct PipelineRecord: Sendable, Hashable, Codable {
+    public var name: String
+    /// Nested suspend count: above zero, no new attempt starts (SPEC 5.3).
+    public var suspended: Int
+
+    public init(name: String, suspended: Int = 0) {
+        self.name = name
+        self.suspended = suspended
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// One change to stored state. A batch of changes is committed atomically.
+public enum StoreChange: Sendable, Hashable {
+    case putRun(RunRecord)
+    /// Makes a run the one `status`, `logs` and the next `run` look at first.
+    case setCurrentRun(String)
+    case putJob(runID: String, JobRecord)
+    case putAttempt(runID: String, AttemptRecord)
+    case putOutputs(runID: String, jobID: String, occurrence: String, [String: String])
+    case putPipeline(PipelineRecord)
+}
+
+/// Everything stored about one run.
+public struct RunSnapshot: Sendable, Hashable {
+    public var run: RunRecord
+    /// Job records by job id (one-shot jobs; periodic occurrences come with SPEC 5.8).
+    public var jobs: [String: JobRecord]
+    /// Attempts by job id, in attempt order.
+    public var attempts: [String: [AttemptRecord]]
+    /// Outputs by job id.
+    public var outputs: [String: [String: String]]
+
+    public init(
+        run: RunRecord, jobs: [String: JobRecord] = [:], attempts: [String: [AttemptRecord]] = [:],
+        outputs: [String: [String: String]] = [:]
+    ) {
+        self.run = run
+        self.jobs = jobs
+        self.attempts = attempts
+        self.outputs = outputs
+    }
+}
+
+/// Durable storage of runs, jobs, attempts, outputs and pipelines.
+///
+/// Writers call ``submit(_:completion:)``; an implementation may commit the changes of many
+/// submissions in one transaction (group commit), but commits them in submission order and
+/// calls each completion only once its changes are durable.
+public protocol QueueStore: Sendable {
+    /// Queues changes for commit; `completion` runs once they are durable or failed to commit.
+    /// Completions run in submission order.
+    func submit(_ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
+
+    /// The id of the current run, if any.
+    func currentRunID() throws(StoreError) -> String?
+
+    /// Everything stored about a run, or nil when it does not exist.
+    func snapshot(runID: String) throws(StoreError) -> RunSnapshot?
+
+    /// All runs, oldest first.
+    func runs() throws(StoreError) -> [RunRecord]
+
+    /// Persisted pipeline records by name.
+    func pipelines() throws(StoreError) -> [String: PipelineRecord]
+}
+
+extension QueueStore {
+    /// Commits changes and waits until they are durable.
+    public func commit(_ changes: [StoreChange]) async throws(StoreError) {
+        let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
+            submit(changes) { continuation.resume(returning: $0) }
+        }
+        try result.get()
+    }
+
+    /// The current run's snapshot, if there is a current run.
+    public func currentSnapshot() throws(StoreError) -> RunSnapshot? {
+        guard let id = try currentRunID() else { return nil }
+        return try snapshot(runID: id)
+    }
+}
+
+/// A failure of the state directory or its database. Always reported with exit status 3.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    public enum Code: Sendable, Hashable {
+        /// Another runner holds the state directory.
+        case locked
+        /// The state path cannot be used as a directory (a file, no permission, …).
+        case unusable
+        /// The database is damaged.
+        case corrupt
+        /// The database was written by a newer jobrunner.
+        case newerSchema
+        /// A read or write failed.
+        case io
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
