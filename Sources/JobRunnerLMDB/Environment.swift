@@ -1,0 +1,149 @@
+import CLMDB
+import Foundation
+
+/// Named tables of the store.
+struct Tables {
+    var meta: MDB_dbi = 0
+    var runs: MDB_dbi = 0
+    var jobs: MDB_dbi = 0
+    var attempts: MDB_dbi = 0
+    var outputs: MDB_dbi = 0
+    var pipelines: MDB_dbi = 0
+
+    static let names = ["meta", "runs", "jobs", "attempts", "outputs", "pipelines"]
+}
+
+/// An open LMDB environment. Transactions live only inside `read` and `write` closures, so
+/// each commits or aborts exactly once and none can leak; the environment uses `MDB_NOTLS`,
+/// so read transactions may run on any thread.
+final class Environment: @unchecked Sendable {
+    // @unchecked: the handle is only used through LMDB calls, which are thread-safe for an
+    // MDB_NOTLS environment as long as one thread at a time writes (the store's writer).
+    let handle: OpaquePointer
+    let path: String
+    private(set) var tables = Tables()
+
+    init(directory: String, mapSize: Int) throws(LMDBError) {
+        var env: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&env), "mdb_env_create")
+        guard let env else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        do {
+            try LMDBError.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
+            try LMDBError.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
+            try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o644), "mdb_env_open")
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        self.handle = env
+        self.path = directory
+        var tables = Tables()
+        do {
+            try write { txn throws(LMDBError) in
+                tables.meta = try txn.open("meta")
+                tables.runs = try txn.open("runs")
+                tables.jobs = try txn.open("jobs")
+                tables.attempts = try txn.open("attempts")
+                tables.outputs = try txn.open("outputs")
+                tables.pipelines = try txn.open("pipelines")
+            }
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        self.tables = tables
+    }
+
+    deinit { mdb_env_close(handle) }
+
+    /// Runs `body` in a write transaction and commits it (one fsync); aborts if `body` throws.
+    func write<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError) -> Result {
+        var txn: OpaquePointer?
+        try LMDBError.check(mdb_txn_begin(handle, nil, 0, &txn), "mdb_txn_begin")
+        guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
+        let transaction = Transaction(handle: txn)
+        let result: Result
+        do {
+            result = try body(transaction)
+        } catch {
+            mdb_txn_abort(txn)
+            throw error
+        }
+        try LMDBError.check(mdb_txn_commit(txn), "mdb_txn_commit")
+        return result
+    }
+
+    /// Runs `body` in a read-only transaction.
+    func read<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError) -> Result {
+        var txn: OpaquePointer?
+        try LMDBError.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
+        defer { mdb_txn_abort(txn) }
+        return try body(Transaction(handle: txn))
+    }
+}
+
+/// A transaction handle, valid only inside the closure it was given to.
+struct Transaction: ~Copyable {
+    let handle: OpaquePointer
+
+    func open(_ name: String) throws(LMDBError) -> MDB_dbi {
+        var dbi: MDB_dbi = 0
+        try LMDBError.check(mdb_dbi_open(handle, name, UInt32(MDB_CREATE), &dbi), "mdb_dbi_open(\(name))")
+        return dbi
+    }
+
+    func put(_ dbi: MDB_dbi, key: [UInt8], value: [UInt8]) throws(LMDBError) {
+        var key = key
+        var value = value
+        let code = key.withUnsafeMutableBytes { keyBytes in
+            value.withUnsafeMutableBytes { valueBytes in
+                var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+                var valueVal = MDB_val(mv_size: valueBytes.count, mv_data: valueBytes.baseAddress)
+                return mdb_put(handle, dbi, &keyVal, &valueVal, 0)
+            }
+        }
+        try LMDBError.check(code, "mdb_put")
+    }
+
+    func get(_ dbi: MDB_dbi, key: [UInt8]) throws(LMDBError) -> [UInt8]? {
+        var key = key
+        var value = MDB_val()
+        let code = key.withUnsafeMutableBytes { keyBytes in
+            var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+            return mdb_get(handle, dbi, &keyVal, &value)
+        }
+        if code == MDB_NOTFOUND { return nil }
+        try LMDBError.check(code, "mdb_get")
+        return Self.bytes(value)
+    }
+
+    /// Every key/value pair whose key starts with `prefix` (all pairs when it is empty), in key order.
+    func scan(_ dbi: MDB_dbi, prefix: [UInt8], _ visit: (_ key: [UInt8], _ value: [UInt8]) throws(LMDBError) -> Void)
+        throws(LMDBError)
+    {
+        var cursor: OpaquePointer?
+        try LMDBError.check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var start = prefix
+        var key = MDB_val()
+        var value = MDB_val()
+        var code: Int32 = start.withUnsafeMutableBytes { bytes in
+            key = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+            return prefix.isEmpty
+                ? mdb_cursor_get(cursor, &key, &value, MDB_FIRST) : mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+        }
+        while code == 0 {
+            let keyBytes = Self.bytes(key)
+            guard keyBytes.starts(with: prefix) else { return }
+            try visit(keyBytes, Self.bytes(value))
+            code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }
+    }
+
+    private static func bytes(_ value: MDB_val) -> [UInt8] {
+        guard let data = value.mv_data, value.mv_size > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: data, count: value.mv_size))
+    }
+}

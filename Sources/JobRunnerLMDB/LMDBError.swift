@@ -1,0 +1,37 @@
+import CLMDB
+import Glibc
+import JobRunnerCore
+
+/// The one place where LMDB's return codes become Swift errors, with `mdb_strerror`'s text.
+struct LMDBError: Error, CustomStringConvertible {
+    let code: Int32
+    let operation: String
+
+    var description: String {
+        let text = mdb_strerror(code).map { String(cString: $0) } ?? "error \(code)"
+        return "\(operation): \(text)"
+    }
+
+    /// Throws unless `code` is success.
+    static func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(LMDBError) {
+        guard code == 0 else { throw LMDBError(code: code, operation: operation()) }
+    }
+
+    /// The store error a user sees, saying what to do.
+    func storeError(path: String) -> StoreError {
+        switch code {
+        case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_VERSION_MISMATCH, MDB_PANIC:
+            return StoreError(
+                .corrupt,
+                "the state database in \(path) is damaged (\(self)); move the directory aside to start afresh, or restore it from a backup")
+        case MDB_MAP_FULL:
+            return StoreError(.io, "the state database in \(path) is full (\(self)); remove old runs or move it aside")
+        case EACCES, EPERM, EROFS:
+            return StoreError(.unusable, "cannot use the state directory \(path) (\(self)); check its permissions or pass --state DIR")
+        case ENOTDIR, EEXIST:
+            return StoreError(.unusable, "the state path \(path) is not a directory (\(self)); pass --state DIR with a directory")
+        default:
+            return StoreError(.io, "cannot use the state database in \(path) (\(self))")
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import CLMDB
+import Foundation
+import JobRunnerCore
+
+/// The LMDB-backed ``QueueStore``.
+///
+/// One writer thread owns every write transaction. Submissions queue up while a commit's
+/// fsync is in flight and are then committed together in one transaction (group commit), in
+/// submission order; each completion runs only after its changes are durable.
+public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
+    // @unchecked: `pending` and `closed` are guarded by `condition`; `environment` is
+    // thread-safe for readers, and only the writer thread writes.
+    /// The schema this build reads and writes.
+    public static let schemaVersion = 1
+
+    private struct Submission {
+        let changes: [StoreChange]
+        let completion: @Sendable (Result<Void, StoreError>) -> Void
+    }
+
+    private let environment: Environment
+    private let condition = NSCondition()
+    private var pending: [Submission] = []
+    private var closed = false
+    private var writer: Thread?
+    /// Transactions committed by the writer; for benchmarks and tests of group commit.
+    public private(set) var transactionCount = 0
+
+    /// Opens (creating if needed) the database in `directory`.
+    /// - Throws: ``StoreError`` `.corrupt`, `.newerSchema`, `.unusable` or `.io`, each with
+    ///   a message that says what to do.
+    public init(directory: String, mapSize: Int = 8 << 30) throws(StoreError) {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.unusable, "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory")
+        }
+        do {
+            environment = try Environment(directory: directory, mapSize: mapSize)
+        } catch {
+            throw error.storeError(path: directory)
+        }
+        try checkSchema()
+        let thread = Thread { [unowned self] in self.writerLoop() }
+        thread.name = "jobrunner-store-writer"
+        writer = thread
+        thread.start()
+    }
+
+    deinit {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Stops the writer after it has committed what was submitted. Call before releasing the store.
+    public func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func checkSchema() throws(StoreError) {
+        let tables = environment.tables
+        do {
+            let stored = try environment.read { txn throws(LMDBError) in try txn.get(tables.meta, key: StoreKey.schemaVersion) }
+            if let stored {
+                guard let version = Int(String(decoding: stored, as: UTF8.self)) else {
+                    throw StoreError(.corrupt, "the state database in \(environment.path) has an unreadable schema version; move it aside to start afresh")
+                }
+                if version > Self.schemaVersion {
+                    throw StoreError(
+                        .newerSchema,
+                        "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR")
+                }
+            } else {
+                try environment.write { txn throws(LMDBError) in
+                    try txn.put(tables.meta, key: StoreKey.schemaVersion, value: Array(String(Self.schemaVersion).utf8))
+                }
+            }
+        } catch let error as LMDBError {
+            throw error.storeError(path: environment.path)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.io, "\(error)")
+        }
+    }
+
+    // MARK: Writing
+
+    public func submit(
+        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
+        condition.lock()
+        if closed {
+            condition.unlock()
+            completion(.failure(StoreError(.io, "the store is closed")))
+            return
+        }
+        pending.append(Submission(changes: changes, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func writerLoop() {
+        let encoder = JSONEncoder()
+        while true {
+            condition.lock()
+            while pending.isEmpty && !closed { condition.wait() }
+            if pending.isEmpty && closed {
+                condition.unlock()
+                return
+            }
+            let batch = pending
+            pending = []
+            condition.unlock()
+
+            let result: Result<Void, StoreError>
+            do {
+                try write(batch.flatMap(\.changes), encoder: encoder)
+                transactionCount += 1
+                result = .success(())
+            } catch let error as LMDBError {
+                result = .failure(error.storeError(path: environment.path))
+            } catch {
+                result = .failure(StoreError(.io, "cannot encode state: \(error)"))
+            }
+            for submission in batch { submission.completion(result) }
+        }
+    }
+
+    private func write(_ changes: [StoreChange], encoder: JSONEncoder) throws {
+        let tables = environment.tables
+        // Encode outside the transaction: a failed encoding must not leave half a batch.
+        var rows: [(MDB_dbi, [UInt8], [UInt8])] = []
+        rows.reserveCapacity(changes.count)
+        for change in changes {
+            switch change {
+            case .putRun(let run):
+                rows.append((tables.runs, StoreKey.run(run.id), Array(try encoder.encode(run))))
+            case .setCurrentRun(let id):
+                rows.append((tables.meta, StoreKey.currentRun, Array(id.utf8)))
+            case .putJob(let runID, let job):
+                rows.append(
+                    (tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence),
+                     Array(try encoder.encode(job))))
+            case .putAttempt(let runID, let attempt):
+                rows.append(
+                    (tables.attempts,
+                     StoreKey.attempt(runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence, number: attempt.number),
+                     Array(try encoder.encode(attempt))))
+            case .putOutputs(let runID, let jobID, let occurrence, let outputs):
+                rows.append(
+                    (tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence),
+                     Array(try encoder.encode(outputs))))
+            case .putPipeline(let pipeline):
+                rows.append((tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
+            }
+        }
+        try environment.write { txn throws(LMDBError) in
+            for (dbi, key, value) in rows { try txn.put(dbi, key: key, value: value) }
+        }
+    }
+
+    // MARK: Reading
+
+    private func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result) throws(StoreError) -> Result {
+        let tables = environment.tables
+        let decoder = JSONDecoder()
+        do {
+            return try environment.read { txn throws(LMDBError) in
+                do {
+                    return try body(txn, tables, decoder)
+                } catch let error as LMDBError {
+                    throw error
+                } catch {
+                    throw LMDBError(code: MDB_CORRUPTED, operation: "decoding a stored record (\(error))")
+                }
+            }
+        } catch {
+            throw error.storeError(path: environment.path)
+        }
+    }
+
+    public func currentRunID() throws(StoreError) -> String? {
+        try reading { txn, tables, _ in
+            try txn.get(tables.meta, key: StoreKey.currentRun).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    public func snapshot(runID: String) throws(StoreError) -> RunSnapshot? {
+        try reading { txn, tables, decoder in
+            guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
+            var snapshot = RunSnapshot(run: try decoder.decode(RunRecord.self, from: Data(runBytes)))
+            let prefix = StoreKey.runPrefix(runID)
+            try txn.scan(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
+                let job = try Self.decode(JobRecord.self, value, decoder)
+                snapshot.jobs[job.jobID] = job
+            }
+            try txn.scan(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
+                let attempt = try Self.decode(AttemptRecord.self, value, decoder)
+                snapshot.attempts[attempt.jobID, default: []].append(attempt)
+            }
+            try txn.scan(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
+                let rest = key.dropFirst(prefix.count)
+                let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
+                snapshot.outputs[jobID] = try Self.decode([String: String].self, value, decoder)
+            }
+            return snapshot
+        }
+    }
+
+    public func runs() throws(StoreError) -> [RunRecord] {
+        try reading { txn, tables, decoder in
+            var result: [RunRecord] = []
+            try txn.scan(tables.runs, prefix: []) { _, value throws(LMDBError) in
+                result.append(try Self.decode(RunRecord.self, value, decoder))
+            }
+            return result
+        }
+    }
+
+    public func pipelines() throws(StoreError) -> [String: PipelineRecord] {
+        try reading { txn, tables, decoder in
+            var result: [String: PipelineRecord] = [:]
+            try txn.scan(tables.pipelines, prefix: []) { _, value throws(LMDBError) in
+                let record = try Self.decode(PipelineRecord.self, value, decoder)
+                result[record.name] = record
+            }
+            return result
+        }
+    }
+
+    private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder) throws(LMDBError) -> Value {
+        do {
+            return try decoder.decode(type, from: Data(bytes))
+        } catch {
+            throw LMDBError(code: MDB_CORRUPTED, operation: "decoding a stored \(type) (\(error))")
+        }
+    }
+}

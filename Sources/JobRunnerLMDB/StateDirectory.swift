@@ -1,0 +1,85 @@
+import Foundation
+import Glibc
+import JobRunnerCore
+
+/// The state directory's layout: the database in `db/`, attempt logs in `logs/`, and the
+/// `runner.lock` file that lets one runner at a time work on it.
+public struct StateDirectory: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public var databasePath: String { path + "/db" }
+    public var logsPath: String { path + "/logs" }
+    public var lockPath: String { path + "/runner.lock" }
+
+    /// Whether a database exists here (read-only commands say so instead of creating one).
+    public var hasDatabase: Bool { FileManager.default.fileExists(atPath: databasePath + "/data.mdb") }
+
+    /// Creates the directory if needed; fails with exit-3 errors when the path cannot be one.
+    public func prepare() throws(StoreError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw StoreError(.unusable, "the state path \(path) is a file, not a directory; remove it or pass --state DIR")
+            }
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: logsPath, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.unusable, "cannot create the state directory \(path): \(error.localizedDescription); pass --state DIR with a writable directory")
+        }
+    }
+
+    /// Takes the runner lock, held until the returned value is released or the process dies
+    /// (even by SIGKILL: the kernel drops an flock with its last descriptor).
+    public func lockForRunner() throws(StoreError) -> RunnerLock {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw StoreError(.unusable, "cannot open \(lockPath): \(String(cString: strerror(errno))); check the state directory's permissions")
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let holder = Self.readPID(fd: fd)
+            close(fd)
+            let who = holder.map { "another jobrunner (pid \($0))" } ?? "another jobrunner"
+            throw StoreError(
+                .locked,
+                "the state directory \(path) is in use by \(who); wait for it to finish, stop it, or pass --state DIR")
+        }
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        return RunnerLock(fd: fd)
+    }
+
+    /// The pid recorded in the lock file while a runner holds it, or nil when none does.
+    public func lockHolder() -> Int32? {
+        let fd = open(lockPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return nil
+        }
+        return Self.readPID(fd: fd)
+    }
+
+    private static func readPID(fd: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Opens the database.
+    public func openStore() throws(StoreError) -> LMDBQueueStore {
+        try LMDBQueueStore(directory: databasePath)
+    }
+}
+
+/// The runner lock; released when this value goes away.
+public final class RunnerLock: Sendable {
+    private let fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { close(fd) }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import JobRunnerCore
+
+/// Loads job files and checks everything that can be checked before a run (SPEC 3).
+public enum JobFileLoader {
+    /// The outcome of a load: a workload when there were no errors, and every diagnostic found.
+    public struct Result: Sendable {
+        public var workload: Workload?
+        public var diagnostics: [Diagnostic]
+        /// The files read, in load order.
+        public var files: [String]
+    }
+
+    /// Finds the job files among `paths`: files as given, directories searched recursively for
+    /// `*.yaml` and `*.yml`, in sorted path order.
+    public static func jobFiles(in paths: [String]) -> (files: [String], diagnostics: [Diagnostic]) {
+        var files: [String] = []
+        var diagnostics: [Diagnostic] = []
+        let manager = FileManager.default
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                diagnostics.append(
+                    Diagnostic(at: SourceLocation(file: path, line: 1, column: 1), "no such file or directory; name a job file or a directory of them"))
+                continue
+            }
+            guard isDirectory.boolValue else {
+                files.append(path)
+                continue
+            }
+            var found: [String] = []
+            let base = path.hasSuffix("/") ? String(path.dropLast()) : path
+            if let enumerator = manager.enumerator(atPath: path) {
+                for case let relative as String in enumerator
+                where relative.hasSuffix(".yaml") || relative.hasSuffix(".yml") {
+                    found.append(base + "/" + relative)
+                }
+            }
+            if found.isEmpty {
+                diagnostics.append(
+                    Diagnostic(at: SourceLocation(file: path, line: 1, column: 1), "no *.yaml or *.yml job files in this directory"))
+            }
+            files.append(contentsOf: found.sorted())
+        }
+        return (files, diagnostics)
+    }
+
+    /// Loads and checks the job files among `paths`.
+    public static func load(paths: [String]) -> Result {
+        let (files, found) = jobFiles(in: paths)
+        var diagnostics = found
+        var parsed: [ParsedFile] = []
+        for (index, file) in files.enumerated() {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                diagnostics.append(Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "cannot read this file; check its permissions"))
+                continue
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                diagnostics.append(Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "this file is not UTF-8 text"))
+                continue
+            }
+            var parser = JobFileParser(path: file, fileIndex: index)
+            parsed.append(parser.parse(text: text))
+            diagnostics.append(contentsOf: parser.diagnostics)
+        }
+        let (workload, crossFile) = check(parsed)
+        diagnostics.append(contentsOf: crossFile)
+        let sorted = diagnostics.sortedByLocation()
+        return Result(workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: files)
+    }
+
+    /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
+    public static func load(texts: [(path: String, text: String)]) -> Result {
+        var diagnostics: [Diagnostic] = []
+        var parsed: [ParsedFile] = []
+        for (index, file) in texts.enumerated() {
+            var parser = JobFileParser(path: file.path, fileIndex: index)
+            parsed.append(parser.parse(text: file.text))
+            diagnostics.append(contentsOf: parser.diagnostics)
+        }
+        let (workload, crossFile) = check(parsed)
+        diagnostics.append(contentsOf: crossFile)
+        let sorted = diagnostics.sortedByLocation()
+        return Result(workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: texts.map(\.path))
+    }
+
+    /// The checks that span files: duplicate ids and pipelines, unknown needs, pipelines and
+    /// constraints, and cycles.
+    static func check(_ files: [ParsedFile]) -> (Workload, [Diagnostic]) {
+        var diagnostics: [Diagnostic] = []
+        var pipelines: [String: PipelineDefinition] = [:]
+        for pipeline in files.flatMap(\.pipelines) {
+            if let first = pipelines[pipeline.name], let location = pipeline.location {
+                diagnostics.append(
+                    Diagnostic(at: location, "pipeline '\(pipeline.name)' is declared twice; the first is at \(first.location?.description ?? "?")"))
+                continue
+            }
+            pipelines[pipeline.name] = pipeline
+        }
+        var constraints: [String: SourceLocation] = [:]
+        for constraint in files.flatMap(\.constraints) {
+            if let first = constraints[constraint.name] {
+                diagnostics.append(
+                    Diagnostic(at: constraint.location, "constraint '\(constraint.name)' is declared twice; the first is at \(first)"))
+                continue
+            }
+            constraints[constraint.name] = constraint.location
+        }
+
+        var byID: [String: ParsedJob] = [:]
+        var jobs: [ParsedJob] = []
+        for job in files.flatMap(\.jobs) {
+            let id = job.definition.id
+            if let first = byID[id] {
+                diagnostics.append(
+                    Diagnostic(at: job.definition.location, "duplicate job id '\(id)'; it is also defined at \(first.definition.location)"))
+                diagnostics.append(
+                    Diagnostic(at: first.definition.location, "duplicate job id '\(id)'; it is also defined at \(job.definition.location)"))
+                continue
+            }
+            byID[id] = job
+            jobs.append(job)
+        }
+        let ids = jobs.map(\.definition.id)
+        let pipelineNames = Array(pipelines.keys) + [PipelineDefinition.defaultName]
+        for job in jobs {
+            let definition = job.definition
+            for (need, location) in zip(definition.needs, job.needLocations) where byID[need] == nil {
+                diagnostics.append(
+                    Diagnostic(at: location, "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"))
+            }
+            if definition.pipeline != PipelineDefinition.defaultName, pipelines[definition.pipeline] == nil {
+                diagnostics.append(
+                    Diagnostic(
+                        at: job.pipelineLocation,
+                        "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"))
+            }
+            for (name, location) in zip(definition.constraints, job.constraintLocations) where constraints[name] == nil {
+                diagnostics.append(
+                    Diagnostic(
+                        at: location,
+                        "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: Array(constraints.keys)))"))
+            }
+        }
+        if let cycle = JobGraph.findCycle(in: jobs.map { ($0.definition.id, $0.definition.needs) }),
+            let first = cycle.first, let job = byID[first]
+        {
+            diagnostics.append(
+                Diagnostic(at: job.definition.location, "dependency cycle: \(cycle.joined(separator: " -> "))"))
+        }
+        let workload = Workload(jobs: jobs.map(\.definition), pipelines: Array(pipelines.values))
+        return (workload, diagnostics)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import JobRunnerCore
+import Yams
+
+/// Turns one job file's text into definitions, collecting every problem it finds.
+struct JobFileParser {
+    /// Ids and names: `[A-Za-z0-9_.-]{1,128}` (SPEC 3).
+    static func isValidName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 128 else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x5F || byte == 0x2E || byte == 0x2D
+        }
+    }
+
+    var reader: NodeReader
+    let directory: String
+    let fileIndex: Int
+
+    init(path: String, fileIndex: Int) {
+        reader = NodeReader(file: path)
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        directory = (absolute as NSString).deletingLastPathComponent
+        self.fileIndex = fileIndex
+    }
+
+    mutating func parse(text: String) -> ParsedFile {
+        var file = ParsedFile(path: reader.file)
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            reader.add(Self.diagnostic(for: error, file: reader.file))
+            return file
+        } catch {
+            reader.add(Diagnostic(at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot parse YAML: \(error)"))
+            return file
+        }
+        guard let root, !NodeReader.isNull(root) else { return file }
+        guard let entries = reader.entries(root, what: "a job file") else { return file }
+        let top = reader.known(entries, allowed: Keys.topLevel, in: "the top level")
+
+        if let version = top["version"] {
+            if reader.int(version.value, what: "version") != 1, version.value.int != nil {
+                reader.error(version.value, "version must be 1, the only version of the job file format")
+            }
+        }
+        if let pipelines = top["pipelines"] {
+            file.pipelines = parsePipelines(pipelines.value)
+        }
+        if let constraints = top["constraints"] {
+            file.constraints = parseConstraints(constraints.value)
+        }
+        if let connectivity = top["connectivity"] {
+            parseConnectivity(connectivity.value)
+        }
+        if let plugins = top["plugins"], let entries = reader.entries(plugins.value, what: "plugins") {
+            let known = reader.known(entries, allowed: Keys.plugins, in: "plugins")
+            if let paths = known["paths"] { _ = reader.stringList(paths.value, what: "plugins.paths") }
+        }
+        var defaults: [String: Entry] = [:]
+        if let node = top["defaults"], let entries = reader.entries(node.value, what: "defaults") {
+            defaults = reader.known(entries, allowed: Keys.job, in: "defaults")
+        }
+        if let jobs = top["jobs"], let entries = reader.entries(jobs.value, what: "jobs") {
+            for entry in entries {
+                if let job = parseJob(entry, defaults: defaults) { file.jobs.append(job) }
+            }
+        }
+        return file
+    }
+
+    var diagnostics: [Diagnostic] { reader.diagnostics }
+
+    static func diagnostic(for error: YamlError, file: String) -> Diagnostic {
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            let where_ = context.map { " \($0.text)" } ?? ""
+            return Diagnostic(
+                at: SourceLocation(file: file, line: mark.line, column: mark.column),
+                "invalid YAML: \(problem)\(where_)")
+        default:
+            return Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
+        }
+    }
+
+    private mutating func parsePipelines(_ node: Node) -> [PipelineDefinition] {
+        guard let entries = reader.entries(node, what: "pipelines") else { return [] }
+        var result: [PipelineDefinition] = []
+        for entry in entries {
+            guard Self.isValidName(entry.key) else {
+                reader.error(entry.keyNode, "pipeline name '\(entry.key)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
+                continue
+            }
+            var pipeline = PipelineDefinition(name: entry.key, location: reader.location(entry.keyNode))
+            if !NodeReader.isNull(entry.value), let fields = reader.entries(entry.value, what: "pipeline '\(entry.key)'") {
+                let known = reader.known(fields, allowed: Keys.pipeline, in: "pipeline '\(entry.key)'")
+                if let node = known["maxConcurrent"]?.value,
+                    let value = reader.int(node, what: "maxConcurrent", range: 0...1_000_000)
+                {
+                    pipeline.maxConcurrent = value
+                }
+                if let node = known["order"]?.value, let value = reader.choice(node, what: "order", as: PipelineOrder.self) {
+                    pipeline.order = value
+                }
+                if let node = known["requiresInternet"]?.value, let value = reader.bool(node, what: "requiresInternet") {
+                    pipeline.requiresInternet = value
+                    if value {
+                        reader.warning(node, "requiresInternet is not enforced yet: this pipeline runs as if the machine were online")
+                    }
+                }
+            }
+            result.append(pipeline)
+        }
+        return result
+    }
+
+    private mutating func parseConstraints(_ node: Node) -> [(name: String, location: SourceLocation)] {
+        guard let entries = reader.entries(node, what: "constraints") else { return [] }
+        var result: [(name: String, location: SourceLocation)] = []
+        for entry in entries {
+            guard Self.isValidName(entry.key) else {
+                reader.error(entry.keyNode, "constraint name '\(entry.key)' may only use letters, digits, '_', '.' and '-'")
+                continue
+            }
+            let what = "constraint '\(entry.key)'"
+            if let fields = reader.entries(entry.value, what: what) {
+                let known = reader.known(fields, allowed: Keys.constraint, in: what)
+                for key in ["check", "satisfy"] {
+                    if let value = known[key]?.value {
+                        _ = reader.nonEmptyString(value, what: "\(key) of \(what)")
+                    } else {
+                        reader.error(entry.keyNode, "\(what) needs a '\(key)' command")
+                    }
+                }
+                if let value = known["timeout"]?.value { _ = reader.duration(value, what: "timeout", allowZero: false) }
+            }
+            result.append((entry.key, reader.location(entry.keyNode)))
+        }
+        return result
+    }
+
+    private mutating func parseConnectivity(_ node: Node) {
+        guard let entries = reader.entries(node, what: "connectivity") else { return }
+        let known = reader.known(entries, allowed: Keys.connectivity, in: "connectivity")
+        if let probe = known["probe"]?.value { _ = reader.nonEmptyString(probe, what: "connectivity.probe") }
+        if let interval = known["interval"]?.value {
+            _ = reader.duration(interval, what: "connectivity.interval", allowZero: false)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import JobRunnerCore
+import Yams
+
+/// One entry of a YAML mapping whose key is a plain string.
+struct Entry {
+    let key: String
+    let keyNode: Node
+    let value: Node
+}
+
+/// Reads typed values out of YAML nodes of one file, turning every mismatch into a
+/// diagnostic at the node's line and column instead of stopping at the first.
+struct NodeReader {
+    let file: String
+    private(set) var diagnostics: [Diagnostic] = []
+
+    init(file: String) { self.file = file }
+
+    func location(_ node: Node) -> SourceLocation {
+        let mark = node.mark
+        return SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)
+    }
+
+    mutating func error(_ node: Node, _ message: String) {
+        diagnostics.append(Diagnostic(.error, at: location(node), message))
+    }
+
+    mutating func warning(_ node: Node, _ message: String) {
+        diagnostics.append(Diagnostic(.warning, at: location(node), message))
+    }
+
+    mutating func add(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
+
+    static func isNull(_ node: Node) -> Bool {
+        guard case .scalar(let scalar) = node else { return false }
+        return scalar.tag.rawValue == Tag.Name.null.rawValue || (scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string))
+    }
+
+    private static func describe(_ node: Node) -> String {
+        switch node {
+        case .mapping: return "a map"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        case .scalar:
+            if isNull(node) { return "nothing (null)" }
+            return "'\(node.scalar?.string ?? "")'"
+        }
+    }
+
+    /// The entries of a mapping, in order; reports non-string and duplicate keys.
+    mutating func entries(_ node: Node, what: String) -> [Entry]? {
+        guard case .mapping(let mapping) = node else {
+            error(node, "\(what) must be a map of keys to values, not \(Self.describe(node))")
+            return nil
+        }
+        var result: [Entry] = []
+        var seen: [String: Node] = [:]
+        for (keyNode, value) in mapping {
+            guard case .scalar(let scalar) = keyNode else {
+                error(keyNode, "keys of \(what) must be plain words, not \(Self.describe(keyNode))")
+                continue
+            }
+            let key = scalar.string
+            if let first = seen[key] {
+                let where_ = location(first)
+                error(keyNode, "duplicate key '\(key)' in \(what) (first at line \(where_.line), column \(where_.column))")
+                continue
+            }
+            seen[key] = keyNode
+            result.append(Entry(key: key, keyNode: keyNode, value: value))
+        }
+        return result
+    }
+
+    /// Reports keys that are not in `allowed`, with a suggestion; returns the known entries by key.
+    mutating func known(_ entries: [Entry], allowed: [String], in what: String) -> [String: Entry] {
+        var table: [String: Entry] = [:]
+        for entry in entries {
+            if allowed.contains(entry.key) {
+                table[entry.key] = entry
+            } else {
+                error(entry.keyNode, "unknown key '\(entry.key)' in \(what)\(Suggestion.hint(for: entry.key, in: allowed))")
+            }
+        }
+        return table
+    }
+
+    mutating func string(_ node: Node, what: String) -> String? {
+        guard case .scalar(let scalar) = node, !Self.isNull(node) else {
+            error(node, "\(what) must be a string, not \(Self.describe(node))")
+            return nil
+        }
+        return scalar.string
+    }
+
+    mutating func nonEmptyString(_ node: Node, what: String) -> String? {
+        guard let text = string(node, what: what) else { return nil }
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            error(node, "\(what) must not be empty")
+            return nil
+        }
+        return text
+    }
+
+    mutating func bool(_ node: Node, what: String) -> Bool? {
+        guard case .scalar = node, let value = node.bool else {
+            error(node, "\(what) must be true or false, not \(Self.describe(node))")
+            return nil
+        }
+        return value
+    }
+
+    mutating func int(_ node: Node, what: String, range: ClosedRange<Int>? = nil) -> Int? {
+        guard case .scalar = node, let value = node.int else {
+            error(node, "\(what) must be a whole number, not \(Self.describe(node))")
+            return nil
+        }
+        if let range, !range.contains(value) {
+            error(node, "\(what) must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func number(_ node: Node, what: String) -> Double? {
+        guard case .scalar = node, let value = node.int.map(Double.init) ?? node.float, value.isFinite else {
+            error(node, "\(what) must be a number, not \(Self.describe(node))")
+            return nil
+        }
+        return value
+    }
+
+    mutating func duration(_ node: Node, what: String, allowZero: Bool = true) -> Duration? {
+        guard case .scalar(let scalar) = node, !Self.isNull(node) else {
+            error(node, "\(what) must be a duration like 30s, 15m, 1h30m or 500ms, not \(Self.describe(node))")
+            return nil
+        }
+        guard let value = JobDuration.parse(scalar.string) else {
+            error(node, "\(what): '\(scalar.string)' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
+            return nil
+        }
+        if !allowZero && value <= .zero {
+            error(node, "\(what) must be longer than zero")
+            return nil
+        }
+        return value
+    }
+
+    mutating func choice<Value: RawRepresentable & CaseIterable>(
+        _ node: Node, what: String, as type: Value.Type
+    ) -> Value? where Value.RawValue == String {
+        guard let text = string(node, what: what) else { return nil }
+        if let value = Value(rawValue: text) { return value }
+        let names = Value.allCases.map(\.rawValue)
+        error(node, "\(what) must be one of \(names.joined(separator: ", ")), not '\(text)'\(Suggestion.hint(for: text, in: names))")
+        return nil
+    }
+
+    /// A list of strings; a single string is taken as a list of one.
+    mutating func stringList(_ node: Node, what: String) -> [(String, Node)]? {
+        if case .scalar = node, !Self.isNull(node), let text = node.scalar?.string { return [(text, node)] }
+        guard case .sequence(let sequence) = node else {
+            error(node, "\(what) must be a list, like [a, b], not \(Self.describe(node))")
+            return nil
+        }
+        var result: [(String, Node)] = []
+        for item in sequence {
+            if let text = string(item, what: "each item of \(what)") { result.append((text, item)) }
+        }
+        return result
+    }
+
+    /// Any YAML value as JSON-shaped data (for `with:`).
+    mutating func json(_ node: Node) -> JSONValue {
+        switch node {
+        case .scalar(let scalar):
+            if Self.isNull(node) { return .null }
+            if scalar.style == .plain || scalar.tag.rawValue != Tag.Name.implicit.rawValue {
+                if let value = node.bool, scalar.tag.rawValue != Tag.Name.str.rawValue { return .bool(value) }
+                if let value = node.int, scalar.tag.rawValue != Tag.Name.str.rawValue { return .int(value) }
+                if let value = node.float, scalar.tag.rawValue != Tag.Name.str.rawValue, value.isFinite { return .double(value) }
+            }
+            return .string(scalar.string)
+        case .sequence(let sequence):
+            return .array(sequence.map { json($0) })
+        case .mapping:
+            var object: [String: JSONValue] = [:]
+            for entry in entries(node, what: "this map") ?? [] { object[entry.key] = json(entry.value) }
+            return .object(object)
+        case .alias:
+            error(node, "YAML aliases are not supported here; write the value out")
+            return .null
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import JobRunnerCore
+
+/// What one job file declares, before the checks that span files.
+struct ParsedFile {
+    var path: String
+    var pipelines: [PipelineDefinition] = []
+    var constraints: [(name: String, location: SourceLocation)] = []
+    var jobs: [ParsedJob] = []
+}
+
+/// A job with the places of the values that later checks may complain about.
+struct ParsedJob {
+    var definition: JobDefinition
+    var needLocations: [SourceLocation]
+    var pipelineLocation: SourceLocation
+    var constraintLocations: [SourceLocation]
+}
