@@ -1,1 +1,3 @@
-print("x")
+import JobRunnerCLI
+
+await JobRunnerCommand.runMain()

@@ -18,12 +18,14 @@ extension Runner {
         }
         let runID = Self.makeRunID(now: now, random: &random)
         let run = RunRecord(
-            id: runID, state: .running, startedAt: now, jobIDs: workload.jobIDs, runnerPID: options.runnerPID)
+            id: runID, state: .running, startedAt: now, jobIDs: workload.jobIDs, runnerPID: options.runnerPID,
+            pipelineLimits: workload.pipelines.mapValues(\.maxConcurrent))
         var records: [String: JobRecord] = [:]
         var changes = earlier + [.putRun(run), .setCurrentRun(runID)]
         var events: [RunEvent] = []
         for job in workload.jobs {
-            var record = JobRecord(jobID: job.id, pipeline: job.pipeline)
+            var record = JobRecord(
+                jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
             if job.enabled {
                 events.append(RunEvent(time: now, run: runID, job: job.id, kind: .queued))
             } else {
@@ -52,8 +54,16 @@ extension Runner {
         var run = snapshot.run
         run.state = .running
         run.runnerPID = options.runnerPID
+        run.pipelineLimits = workload.pipelines.mapValues(\.maxConcurrent)
+        var jobs = snapshot.jobs
+        for job in workload.jobs {
+            // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.
+            jobs[job.id]?.needs = job.needs
+            jobs[job.id]?.maxAttempts = job.retry.attempts
+            jobs[job.id]?.pipeline = job.pipeline
+        }
         var scheduler = Scheduler(
-            workload: workload, runID: run.id, jobs: snapshot.jobs, outputs: snapshot.outputs,
+            workload: workload, runID: run.id, jobs: jobs, outputs: snapshot.outputs,
             suspended: suspended, maxRunning: options.maxRunning, logDirectory: options.logDirectory, now: now)
         scheduler.append(.putRun(run))
         for job in workload.jobs where snapshot.jobs[job.id]?.state == .running {

@@ -10,11 +10,15 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var jobIDs: [String]
     /// The pid of the runner that works or last worked on it.
     public var runnerPID: Int32
+    /// Each pipeline's `maxConcurrent` as last loaded, so `status` can show limits without
+    /// the job files.
+    public var pipelineLimits: [String: Int]
 
     public init(
         id: String, state: RunState, startedAt: Date, finishedAt: Date? = nil, jobIDs: [String],
-        runnerPID: Int32
+        runnerPID: Int32, pipelineLimits: [String: Int] = [:]
     ) {
+        self.pipelineLimits = pipelineLimits
         self.id = id
         self.state = state
         self.startedAt = startedAt
@@ -30,6 +34,10 @@ public struct JobRecord: Sendable, Hashable, Codable {
     public var jobID: String
     public var occurrence: String
     public var pipeline: String
+    /// The jobs it needs, as last loaded; lets `status` say what a job waits for.
+    public var needs: [String]
+    /// `retry.attempts` as last loaded (nil: unlimited), for "attempt 2 of 5".
+    public var maxAttempts: Int?
     public var state: JobState
     /// What a waiting, failed, skipped or blocked job is about (`backoff`, `exit:1`, …).
     public var reason: String?
@@ -46,7 +54,8 @@ public struct JobRecord: Sendable, Hashable, Codable {
     public var nextAttemptAt: Date?
 
     public init(
-        jobID: String, occurrence: String = "", pipeline: String, state: JobState = .pending,
+        jobID: String, occurrence: String = "", pipeline: String, needs: [String] = [], maxAttempts: Int? = 1,
+        state: JobState = .pending,
         reason: String? = nil, attempts: Int = 0, uncountedAttempts: Int = 0, crashedInARow: Int = 0,
         exitCode: Int32? = nil, firstStartedAt: Date? = nil, startedAt: Date? = nil,
         finishedAt: Date? = nil, nextAttemptAt: Date? = nil
@@ -54,6 +63,8 @@ public struct JobRecord: Sendable, Hashable, Codable {
         self.jobID = jobID
         self.occurrence = occurrence
         self.pipeline = pipeline
+        self.needs = needs
+        self.maxAttempts = maxAttempts
         self.state = state
         self.reason = reason
         self.attempts = attempts

@@ -1,0 +1,138 @@
+import Foundation
+import JobRunnerCore
+
+/// What `status` shows about a run: each job's state in a person's words, and the pipelines.
+struct StatusReport {
+    struct Row {
+        var record: JobRecord
+        /// The state shown: a pending job that waits on something shows as `waiting`.
+        var state: JobState
+        var reason: String?
+        var words: String
+    }
+
+    struct PipelineRow {
+        var name: String
+        var maxConcurrent: Int
+        var suspended: Int
+        var running: Int
+    }
+
+    var snapshot: RunSnapshot
+    var rows: [Row]
+    var pipelines: [PipelineRow]
+    /// Whether a runner holds the state directory now.
+    var runnerPID: Int32?
+
+    init(snapshot: RunSnapshot, suspended: [String: PipelineRecord], runnerPID: Int32?) {
+        self.snapshot = snapshot
+        self.runnerPID = runnerPID
+        let jobs = snapshot.jobs
+        var running: [String: Int] = [:]
+        for record in jobs.values where record.state == .running { running[record.pipeline, default: 0] += 1 }
+        let names = Set(jobs.values.map(\.pipeline)).union(snapshot.run.pipelineLimits.keys)
+        pipelines = names.sorted().map { name in
+            PipelineRow(
+                name: name, maxConcurrent: snapshot.run.pipelineLimits[name] ?? PipelineDefinition.defaultMaxConcurrent,
+                suspended: suspended[name]?.suspended ?? 0, running: running[name] ?? 0)
+        }
+        let order = snapshot.run.jobIDs
+        rows = order.compactMap { id in
+            guard let record = jobs[id] else { return nil }
+            return Self.row(for: record, jobs: jobs, suspended: suspended[record.pipeline]?.suspended ?? 0)
+        }
+    }
+
+    private static func row(for record: JobRecord, jobs: [String: JobRecord], suspended: Int) -> Row {
+        switch record.state {
+        case .pending, .waiting:
+            if let need = record.needs.first(where: { jobs[$0]?.state.satisfiesNeeds != true }) {
+                let needState = jobs[need]?.state.rawValue ?? "unknown"
+                return Row(record: record, state: .waiting, reason: "needs:\(need)", words: "waiting for \(need) (\(needState))")
+            }
+            if record.reason == "backoff", let next = record.nextAttemptAt {
+                let of = record.maxAttempts.map { " of \($0)" } ?? ""
+                return Row(
+                    record: record, state: .waiting, reason: "backoff",
+                    words: "backoff until \(Timestamps.clock(next)) (attempt \(record.attempts + 1)\(of))")
+            }
+            if suspended > 0 {
+                return Row(record: record, state: .waiting, reason: "suspended", words: "suspended pipeline \(record.pipeline)")
+            }
+            if record.reason == "interrupted" {
+                return Row(record: record, state: .waiting, reason: "interrupted", words: "interrupted; starts again on the next run")
+            }
+            return Row(record: record, state: .waiting, reason: "slot", words: "waiting for a slot in pipeline \(record.pipeline)")
+        case .running:
+            let since = record.startedAt.map { " since \(Timestamps.clock($0))" } ?? ""
+            return Row(record: record, state: .running, reason: nil, words: "attempt \(record.attempts)\(since)")
+        case .succeeded:
+            return Row(record: record, state: .succeeded, reason: nil, words: duration(record))
+        case .failed:
+            return Row(record: record, state: .failed, reason: record.reason, words: "\(record.reason ?? "failed") after \(record.attempts) attempt\(record.attempts == 1 ? "" : "s")")
+        case .skipped, .blocked, .cancelled:
+            return Row(record: record, state: record.state, reason: record.reason, words: record.reason ?? "")
+        }
+    }
+
+    private static func duration(_ record: JobRecord) -> String {
+        guard let start = record.startedAt, let end = record.finishedAt else { return "" }
+        return "took \(Timestamps.elapsed(end.timeIntervalSince(start)))"
+    }
+
+    /// The human-readable table.
+    func table() -> String {
+        let run = snapshot.run
+        var lines: [String] = []
+        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.clock(run.startedAt))"
+        if let finished = run.finishedAt { head += "  finished \(Timestamps.clock(finished))" }
+        if let runnerPID { head += "  (runner pid \(runnerPID))" } else if run.state == .running {
+            head += "  (no runner: the next `jobrunner run` resumes it)"
+        }
+        lines.append(head)
+        let columns = ["JOB", "PIPELINE", "STATE", "ATTEMPTS", "DETAIL"]
+        let cells = rows.map { row in
+            [row.record.jobID, row.record.pipeline, row.state.rawValue, String(row.record.attempts), row.words]
+        }
+        var widths = columns.map(\.count)
+        for cell in cells { for (index, text) in cell.enumerated() { widths[index] = max(widths[index], text.count) } }
+        func format(_ cell: [String]) -> String {
+            cell.enumerated().map { index, text in
+                index == cell.count - 1 ? text : text.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
+            }.joined().trimmingCharacters(in: .whitespaces)
+        }
+        lines.append(format(columns))
+        lines.append(contentsOf: cells.map(format))
+        let pipelineText = pipelines.map { row in
+            let limit = row.maxConcurrent == 0 ? "∞" : String(row.maxConcurrent)
+            return "\(row.name) \(row.running)/\(limit) running" + (row.suspended > 0 ? ", suspended: \(row.suspended)" : "")
+        }
+        lines.append("pipelines: " + pipelineText.joined(separator: "; "))
+        return lines.joined(separator: "\n")
+    }
+
+    /// `status --json` (SPEC 5.11).
+    func json() -> String {
+        func date(_ value: Date?) -> String { value.map { JSONValue.quote(Timestamps.iso($0)) } ?? "null" }
+        func string(_ value: String?) -> String { value.map(JSONValue.quote) ?? "null" }
+        let run = snapshot.run
+        let runJSON =
+            "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
+            + "\"startedAt\": \(date(run.startedAt)), \"finishedAt\": \(date(run.finishedAt))}"
+        let jobs = rows.map { row -> String in
+            let record = row.record
+            let outputs = (snapshot.outputs[record.jobID] ?? [:]).mapValues(JSONValue.string)
+            return "{\"id\": \(JSONValue.quote(record.jobID)), \"pipeline\": \(JSONValue.quote(record.pipeline)), "
+                + "\"state\": \(JSONValue.quote(row.state.rawValue)), \"reason\": \(string(row.reason)), "
+                + "\"attempts\": \(record.attempts), \"exitCode\": \(record.exitCode.map(String.init) ?? "null"), "
+                + "\"startedAt\": \(date(record.startedAt)), \"finishedAt\": \(date(record.finishedAt)), "
+                + "\"nextAttemptAt\": \(date(record.nextAttemptAt)), \"outputs\": \(JSONValue.object(outputs).jsonText)}"
+        }
+        let pipelineJSON = pipelines.map { row in
+            "{\"name\": \(JSONValue.quote(row.name)), \"maxConcurrent\": \(row.maxConcurrent), "
+                + "\"suspended\": \(row.suspended), \"running\": \(row.running)}"
+        }
+        return "{\"run\": \(runJSON),\n \"jobs\": [" + jobs.joined(separator: ",\n  ") + "],\n \"pipelines\": ["
+            + pipelineJSON.joined(separator: ", ") + "]}"
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+
+/// The `jobrunner` command line.
+public struct JobRunnerCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "jobrunner",
+        abstract: "Runs jobs and pipelines described in YAML, durably.",
+        discussion: """
+            Every state change is stored in LMDB in the state directory before it is reported, so a \
+            crash loses nothing: the next `jobrunner run` resumes where the last one stopped.
+            """,
+        version: JobRunnerVersion.current,
+        subcommands: [
+            RunCommand.self, ValidateCommand.self, StatusCommand.self, LogsCommand.self, GraphCommand.self,
+        ]
+    )
+
+    public init() {}
+
+    /// Parses the command line and runs the chosen command, async commands included.
+    public static func runMain() async {
+        let command: any AsyncParsableCommand.Type = Self.self
+        await command.main()
+    }
+}
+
+/// This build's version.
+public enum JobRunnerVersion {
+    public static let current = "0.1.0"
+}
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The state directory (default: $JOBRUNNER_STATE, else ./.jobrunner).", valueName: "dir"))
+    var state: String?
+
+    /// The state directory chosen by `--state`, `$JOBRUNNER_STATE`, or the default.
+    var stateDirectory: StateDirectory {
+        let environment = ProcessInfo.processInfo.environment["JOBRUNNER_STATE"].flatMap { $0.isEmpty ? nil : $0 }
+        return StateDirectory(path: state ?? environment ?? ".jobrunner")
+    }
+}
+
+/// Exit statuses of SPEC 4.
+enum ExitStatus {
+    static let failed: Int32 = 1
+    static let invalid: Int32 = 2
+    static let stateUnusable: Int32 = 3
+}
+
+/// Writes a line to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,142 @@
+import Dispatch
+import Foundation
+import Glibc
+import JobRunnerCore
+import Synchronization
+
+/// `--progress plain`: one line per transition.
+final class PlainProgress: RunObserver, Sendable {
+    private let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    func record(_ event: RunEvent) {
+        guard let line = Self.line(for: event) else { return }
+        writeText(fd, Timestamps.clock(event.time) + " " + line + "\n")
+    }
+
+    /// The words for one event, or nil for events that only the events file carries.
+    static func line(for event: RunEvent) -> String? {
+        let job = event.job ?? ""
+        let attempt = event.attempt.map { " (attempt \($0))" } ?? ""
+        func pad(_ word: String) -> String { word.padding(toLength: 11, withPad: " ", startingAt: 0) }
+        switch event.kind {
+        case .queued, .output, .waiting, .runFinished: return nil
+        case .started: return pad("started") + job + attempt
+        case .succeeded: return pad("succeeded") + job + attempt
+        case .failed: return pad("failed") + job + attempt + ": " + (event.reason ?? "failed")
+        case .retrying:
+            return pad("retrying") + job + " in " + JobDuration.format(event.delay ?? .zero)
+        case .skipped: return pad("skipped") + job + (event.reason.map { ": \($0)" } ?? "")
+        case .blocked: return pad("blocked") + job + (event.reason.map { ": \($0)" } ?? "")
+        case .cancelled: return pad("cancelled") + job
+        case .interrupted: return pad("interrupted") + job + attempt + (event.reason.map { ": \($0)" } ?? "")
+        case .disabled: return pad("disabled") + job
+        case .suspended: return pad("suspended") + (event.pipeline ?? "")
+        case .resumed: return pad("resumed") + (event.pipeline ?? "")
+        }
+    }
+}
+
+/// `--progress tty`: finished jobs scroll by above a live board of the running ones with their
+/// elapsed time and the counts, redrawn in place every second and on every transition.
+final class TerminalProgress: RunObserver, @unchecked Sendable {
+    // @unchecked: `board` is a Mutex; the timer source is only resumed and cancelled, both
+    // thread-safe in Dispatch.
+    private struct Board {
+        var running: [String: Date] = [:]
+        var order: [String] = []
+        var done = 0
+        var failed = 0
+        var drawnLines = 0
+    }
+
+    private let fd: Int32
+    private let total: Int
+    private let board = Mutex(Board())
+    private let timer: any DispatchSourceTimer
+
+    init(fd: Int32, totalJobs: Int) {
+        self.fd = fd
+        self.total = totalJobs
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "jobrunner.progress"))
+        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.setEventHandler { [weak self] in self?.redraw(above: nil) }
+        timer.resume()
+    }
+
+    deinit { timer.cancel() }
+
+    func record(_ event: RunEvent) {
+        guard let job = event.job else {
+            if event.kind == .runFinished { finish() }
+            return
+        }
+        var line: String?
+        board.withLock { board in
+            switch event.kind {
+            case .started:
+                board.running[job] = event.time
+                board.order.append(job)
+            case .succeeded, .skipped, .failed, .interrupted, .cancelled, .blocked, .retrying:
+                if let started = board.running.removeValue(forKey: job) {
+                    board.order.removeAll { $0 == job }
+                    if [.succeeded, .skipped].contains(event.kind) {
+                        line = "✓ \(job) \(Timestamps.elapsed(event.time.timeIntervalSince(started)))"
+                    }
+                }
+                if [.succeeded, .skipped, .blocked].contains(event.kind) { board.done += 1 }
+                if event.kind == .failed {
+                    line = "✗ \(job): \(event.reason ?? "failed")"
+                }
+                if event.kind == .blocked { line = "- \(job) blocked: \(event.reason ?? "")" }
+            default:
+                break
+            }
+        }
+        redraw(above: line)
+    }
+
+    private func finish() {
+        timer.cancel()
+        board.withLock { board in
+            if board.drawnLines > 0 { writeText(fd, "\u{1B}[\(board.drawnLines)A\u{1B}[J") }
+            board.drawnLines = 0
+        }
+    }
+
+    private func redraw(above line: String?) {
+        board.withLock { board in
+            var text = ""
+            if board.drawnLines > 0 { text += "\u{1B}[\(board.drawnLines)A\u{1B}[J" }
+            if let line { text += line + "\n" }
+            let now = Date()
+            var lines: [String] = []
+            for job in board.order.prefix(20) {
+                let started = board.running[job] ?? now
+                lines.append("  ● \(job)  \(Timestamps.elapsed(now.timeIntervalSince(started)))")
+            }
+            if board.order.count > 20 { lines.append("  … and \(board.order.count - 20) more") }
+            lines.append("  \(board.running.count) running · \(board.done) of \(total) done")
+            text += lines.joined(separator: "\n") + "\n"
+            board.drawnLines = lines.count
+            writeText(fd, text)
+        }
+    }
+}
+
+/// Writes all of `text` to a descriptor.
+func writeText(_ fd: Int32, _ text: String) {
+    let bytes = Array(text.utf8)
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+    }
+}
