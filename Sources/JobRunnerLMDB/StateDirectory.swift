@@ -7,7 +7,12 @@ import JobRunnerCore
 public struct StateDirectory: Sendable {
     public let path: String
 
-    public init(path: String) { self.path = path }
+    /// - Parameter path: absolute, or relative to the current directory (made absolute here,
+    ///   since jobs run in their own working directories and get paths under it).
+    public init(path: String) {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        self.path = (absolute as NSString).standardizingPath
+    }
 
     public var databasePath: String { path + "/db" }
     public var logsPath: String { path + "/logs" }

@@ -1,0 +1,42 @@
+# jobrunner — `make run` runs the sample jobs, `make test` the test suite, `make bench` the benchmarks.
+SWIFT ?= swift
+APT_PACKAGES := liblmdb-dev pkg-config
+
+.PHONY: setup build release run test bench format lint clean
+
+# Installs the C library LMDB (and pkg-config, which finds it) when missing.
+setup:
+	@if ! dpkg -s liblmdb-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
+		echo "installing $(APT_PACKAGES) with apt-get"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+build: setup
+	$(SWIFT) build
+
+release: setup
+	$(SWIFT) build -c release
+
+run: build
+	.build/debug/jobrunner run jobs/
+
+test: setup
+	$(SWIFT) build --product jobrunner
+	$(SWIFT) test
+
+bench: release
+	@if ! command -v ninja >/dev/null 2>&1; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq ninja-build; \
+	fi
+	python3 bench/bench.py --jobrunner .build/release/jobrunner
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+
+lint:
+	$(SWIFT) format lint --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build .jobrunner
