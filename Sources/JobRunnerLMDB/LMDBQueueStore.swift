@@ -15,6 +15,7 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
 
     private struct Submission {
         let changes: [StoreChange]
+        let sync: Bool
         let completion: @Sendable (Result<Void, StoreError>) -> Void
     }
 
@@ -92,7 +93,8 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
     // MARK: Writing
 
     public func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], sync: Bool,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         condition.lock()
         if closed {
@@ -100,7 +102,7 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
             completion(.failure(StoreError(.io, "the store is closed")))
             return
         }
-        pending.append(Submission(changes: changes, completion: completion))
+        pending.append(Submission(changes: changes, sync: sync, completion: completion))
         condition.signal()
         condition.unlock()
     }
@@ -120,7 +122,7 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
 
             let result: Result<Void, StoreError>
             do {
-                try write(batch.flatMap(\.changes), encoder: encoder)
+                try write(batch.flatMap(\.changes), sync: batch.contains { $0.sync }, encoder: encoder)
                 transactionCount += 1
                 result = .success(())
             } catch let error as LMDBError {
@@ -132,7 +134,7 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
         }
     }
 
-    private func write(_ changes: [StoreChange], encoder: JSONEncoder) throws {
+    private func write(_ changes: [StoreChange], sync: Bool, encoder: JSONEncoder) throws {
         let tables = environment.tables
         // Encode outside the transaction: a failed encoding must not leave half a batch.
         var rows: [(MDB_dbi, [UInt8], [UInt8])] = []
@@ -160,6 +162,8 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
                 rows.append((tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
             }
         }
+        if !sync { try environment.setSync(false) }
+        defer { if !sync { try? environment.setSync(true) } }
         try environment.write { txn throws(LMDBError) in
             for (dbi, key, value) in rows { try txn.put(dbi, key: key, value: value) }
         }

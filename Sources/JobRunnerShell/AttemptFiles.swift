@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import JobRunnerCore
 
 /// The files a shell attempt talks back through (SPEC 5.2, 5.7): `key=value` outputs in
@@ -15,14 +16,28 @@ struct AttemptFiles {
         controlPath = "\(directory)/\(attempt).control"
     }
 
-    /// Creates both files empty, so a job can append to them.
-    func create() throws {
-        let manager = FileManager.default
-        for path in [outputPath, controlPath] {
-            guard manager.createFile(atPath: path, contents: Data()) else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-            }
+    /// Removes files a previous runner may have left at these paths (a job creates them by
+    /// appending; most jobs never do, so nothing is created up front).
+    func clear() {
+        unlink(outputPath)
+        unlink(controlPath)
+    }
+
+    /// The whole file, or nil when it does not exist; fails past `limit` bytes.
+    private static func read(_ path: String, limit: Int) -> Result<[UInt8]?, OutputsError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .success(nil) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > limit { return .failure(.tooLarge(bytes.count)) }
         }
+        return .success(bytes)
     }
 
     enum OutputsError: Error, CustomStringConvertible {
@@ -32,7 +47,7 @@ struct AttemptFiles {
         var description: String {
             switch self {
             case .tooLarge(let size):
-                return "outputs too large: \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
+                return "outputs too large: more than \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
             case .malformed(let line, let text):
                 return "JOBRUNNER_OUTPUT line \(line) is not key=value: '\(text.prefix(80))'"
             }
@@ -41,11 +56,12 @@ struct AttemptFiles {
 
     /// The outputs written, or why they are unusable.
     func readOutputs() -> Result<[String: String], OutputsError> {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: outputPath),
-            let size = attributes[.size] as? Int
-        else { return .success([:]) }
-        if size > Self.outputLimit { return .failure(.tooLarge(size)) }
-        guard let data = FileManager.default.contents(atPath: outputPath) else { return .success([:]) }
+        let data: [UInt8]
+        switch Self.read(outputPath, limit: Self.outputLimit) {
+        case .failure(let error): return .failure(error)
+        case .success(nil): return .success([:])
+        case .success(let bytes?): data = bytes
+        }
         var outputs: [String: String] = [:]
         for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             .enumerated()
@@ -62,7 +78,7 @@ struct AttemptFiles {
 
     /// What the control file asks for; unknown lines are ignored.
     func readControl() -> (skip: String?, retryAfter: Duration?) {
-        guard let data = FileManager.default.contents(atPath: controlPath) else { return (nil, nil) }
+        guard case .success(let read) = Self.read(controlPath, limit: 64 << 10), let data = read else { return (nil, nil) }
         var skip: String?
         var retryAfter: Duration?
         for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
@@ -76,8 +92,5 @@ struct AttemptFiles {
     }
 
     /// Removes both files once their contents are stored.
-    func remove() {
-        try? FileManager.default.removeItem(atPath: outputPath)
-        try? FileManager.default.removeItem(atPath: controlPath)
-    }
+    func remove() { clear() }
 }

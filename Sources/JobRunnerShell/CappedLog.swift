@@ -19,9 +19,13 @@ public final class CappedLog {
 
     /// Creates (truncating) the log file at `path`, with its directory.
     public init(path: String, limit: Int = CappedLog.defaultLimit) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        var fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 && errno == ENOENT {
+            // First attempt of this job: make its directory (and the run's) once.
+            let directory = (path as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
         guard fd >= 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }

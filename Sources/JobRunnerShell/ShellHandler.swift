@@ -71,7 +71,7 @@ public struct ShellHandler: JobHandler {
         let log: CappedLog
         do {
             log = try CappedLog(path: request.logPath, limit: logLimit)
-            try files.create()
+            files.clear()
         } catch {
             return AttemptResult(outcome: .failed, reason: "cannot create the attempt's log or files: \(error)")
         }

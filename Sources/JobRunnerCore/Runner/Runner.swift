@@ -167,7 +167,9 @@ public final class Runner: Sendable {
                         record.pid = pid
                         record.pidStartTime = orphans?.startTime(of: pid)
                         attempts[jobID] = record
-                        scheduler.recordSpawn(record)
+                        // Only needed to end an orphan after the runner dies, which the page cache
+                        // survives: no fsync of its own, the next synced commit carries it to disk.
+                        store.submit([.putAttempt(runID: runRecord.id, record)], sync: false) { _ in }
                     }
                 case .wake:
                     timer = nil

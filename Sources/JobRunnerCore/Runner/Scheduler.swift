@@ -366,12 +366,6 @@ struct Scheduler {
         }
     }
 
-    /// Records a process id for a running attempt (not needed for correctness of the run,
-    /// only to end an orphan after a crash).
-    mutating func recordSpawn(_ attempt: AttemptRecord) {
-        changes.append(.putAttempt(runID: runID, attempt))
-    }
-
     /// A start that was decided but never happened (the runner began to stop first).
     mutating func cancelStart(jobID: String, attempt: Int, now: Date) {
         guard jobs[jobID]?.state == .running, jobs[jobID]?.attempts == attempt else { return }

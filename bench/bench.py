@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""jobrunner benchmarks, each against a real peer in the same run.
+
+1. A 1,000-job no-op shell DAG (50 chains of 20, `run: "true"`, pipeline maxConcurrent 2)
+   against `ninja -j2` on the same graph: median wall time of alternating rounds, as a ratio.
+2. The time to validate a 10,000-job file.
+3. Peak RSS of the 1,000-job run.
+
+Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def write_dag(directory, chains, length):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "dag.yaml"), "w") as f:
+        f.write("pipelines:\n  bench:\n    maxConcurrent: 2\n")
+        f.write("defaults:\n  pipeline: bench\n")
+        f.write("jobs:\n")
+        for c in range(chains):
+            for i in range(length):
+                f.write(f"  c{c}-{i}:\n    run: \"true\"\n")
+                if i > 0:
+                    f.write(f"    needs: [c{c}-{i - 1}]\n")
+    # The same graph for ninja: each job touches a stamp file after running `true`,
+    # and depends on the stamp of the job before it in its chain.
+    with open(os.path.join(directory, "build.ninja"), "w") as f:
+        f.write("rule job\n  command = true && touch $out\n")
+        for c in range(chains):
+            for i in range(length):
+                dep = f" | s/c{c}-{i - 1}" if i > 0 else ""
+                f.write(f"build s/c{c}-{i}: job{dep}\n")
+
+
+def write_big(directory, count):
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "big.yaml")
+    with open(path, "w") as f:
+        f.write("pipelines:\n  p:\n    maxConcurrent: 8\njobs:\n")
+        for i in range(count):
+            f.write(f"  job-{i}:\n    pipeline: p\n    run: echo {i}\n    retry: {{ attempts: 3, delay: 1s }}\n")
+            if i % 10:
+                f.write(f"    needs: [job-{i - 1}]\n")
+    return path
+
+
+def timed(argv, cwd):
+    """Runs argv; returns (seconds, peak RSS in KiB, exit status)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr.read().decode(errors="replace"))
+        raise SystemExit(f"{argv[0]} failed with {proc.returncode}")
+    return elapsed, usage.ru_maxrss
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobrunner", required=True)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    jobrunner = os.path.abspath(args.jobrunner)
+    ninja = shutil.which("ninja")
+    if not ninja:
+        raise SystemExit("ninja is not installed (apt-get install ninja-build)")
+
+    work = tempfile.mkdtemp(prefix="jobrunner-bench.")
+    dag = os.path.join(work, "dag")
+    write_dag(dag, chains=50, length=20)
+
+    runner_times, ninja_times, rss = [], [], []
+    for round_ in range(args.rounds):
+        # Alternate which goes first, so drift on a shared machine hits both alike.
+        order = ["jobrunner", "ninja"] if round_ % 2 == 0 else ["ninja", "jobrunner"]
+        for which in order:
+            if which == "jobrunner":
+                state = os.path.join(work, f"state-{round_}")
+                seconds, peak = timed(
+                    [jobrunner, "run", "--state", state, "--progress", "none", "dag.yaml"], cwd=dag)
+                runner_times.append(seconds)
+                rss.append(peak)
+            else:
+                shutil.rmtree(os.path.join(dag, "s"), ignore_errors=True)
+                os.makedirs(os.path.join(dag, "s"))
+                for stale in (".ninja_log", ".ninja_deps"):
+                    try:
+                        os.remove(os.path.join(dag, stale))
+                    except FileNotFoundError:
+                        pass
+                seconds, _ = timed([ninja, "-j2", "-f", "build.ninja"], cwd=dag)
+                ninja_times.append(seconds)
+
+    runner = statistics.median(runner_times)
+    peer = statistics.median(ninja_times)
+    print(f"1,000-job DAG (50 chains of 20, maxConcurrent 2), median of {args.rounds} alternating rounds:")
+    print(f"  jobrunner run : {runner:.3f} s  ({1000 / runner:.0f} jobs/s, every transition durable)")
+    print(f"  ninja -j2     : {peer:.3f} s  ({1000 / peer:.0f} jobs/s)")
+    print(f"  ratio         : {runner / peer:.2f}x ninja (target: within 1.5x)")
+    print(f"  all rounds    : jobrunner {' '.join(f'{t:.3f}' for t in runner_times)}")
+    print(f"                  ninja     {' '.join(f'{t:.3f}' for t in ninja_times)}")
+    print(f"  peak RSS      : {statistics.median(rss) / 1024:.1f} MiB (median), {max(rss) / 1024:.1f} MiB (max)")
+
+    big = write_big(os.path.join(work, "big"), 10_000)
+    validate_times = [timed([jobrunner, "validate", big], cwd=work)[0] for _ in range(5)]
+    print(f"validate a 10,000-job file: {statistics.median(validate_times):.3f} s median of 5 (target: under 1 s)")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
