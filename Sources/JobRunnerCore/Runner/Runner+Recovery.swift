@@ -16,7 +16,10 @@ extension Runner {
             }
             earlier = supersede(snapshot, now: now)
         }
-        let runID = Self.makeRunID(now: now, random: &random)
+        var runID = Self.makeRunID(now: now, random: &random)
+        // Two runs started in the same millisecond must not share an id (one would overwrite
+        // the other's records).
+        while try store.snapshot(runID: runID) != nil { runID = Self.makeRunID(now: now, random: &random) }
         let run = RunRecord(
             id: runID, state: .running, startedAt: now, jobIDs: workload.jobIDs, runnerPID: options.runnerPID,
             pipelineLimits: workload.pipelines.mapValues(\.maxConcurrent))

@@ -1,0 +1,84 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerTesting
+import Synchronization
+import Testing
+
+/// Records which orphans the runner asked to end.
+final class RecordingTerminator: OrphanTerminator {
+    private let ended = Mutex<[Int32]>([])
+    var pids: [Int32] { ended.withLock { $0 } }
+    func terminate(pid: Int32, startTime: UInt64?) async { ended.withLock { $0.append(pid) } }
+    func startTime(of pid: Int32) -> UInt64? { 99 }
+}
+
+@Suite struct RecoveryTests {
+    /// A store as a runner that died mid-run leaves it: `done` succeeded, `busy` running.
+    func crashedStore(crashedInARow: Int = 0, attempts: Int = 1) throws -> (InMemoryQueueStore, String) {
+        let store = InMemoryQueueStore()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let run = RunRecord(id: "R1", state: .running, startedAt: start, jobIDs: ["after", "busy", "done"], runnerPID: 4242)
+        var busy = JobRecord(jobID: "busy", pipeline: "default", state: .running, attempts: 1, crashedInARow: crashedInARow, startedAt: start)
+        busy.attempts = attempts
+        store.submit([
+            .putRun(run), .setCurrentRun("R1"),
+            .putJob(runID: "R1", JobRecord(jobID: "done", pipeline: "default", state: .succeeded, attempts: 1)),
+            .putJob(runID: "R1", busy),
+            .putJob(runID: "R1", JobRecord(jobID: "after", pipeline: "default", needs: ["busy"])),
+            .putAttempt(runID: "R1", AttemptRecord(jobID: "busy", number: attempts, startedAt: start, pid: 31337, pidStartTime: 99)),
+        ]) { _ in }
+        return (store, "R1")
+    }
+
+    let jobs = [job("done"), job("busy", retry: RetryPolicy(attempts: 5, backoff: .none)), job("after", needs: ["busy"])]
+
+    @Test func resumesADeadRunnersRunWithoutRerunningFinishedJobs() async throws {
+        let (store, runID) = try crashedStore()
+        let harness = Harness(store: store)
+        let terminator = RecordingTerminator()
+        let runner = Runner(
+            workload: Workload(jobs: jobs, pipelines: []), store: store, handler: harness.handler, clock: harness.clock,
+            observer: harness.observer, orphans: terminator,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 2), logger: .init(label: "t"), randomSeed: 1)
+        let summary = try await runner.run()
+        #expect(summary.resumed)
+        #expect(summary.runID == runID)
+        #expect(summary.state == .succeeded)
+        #expect(terminator.pids == [31337], "the dead runner's attempt process group is ended")
+        #expect(!harness.handler.startedJobs.contains("done"))
+        #expect(harness.handler.calls.map { "\($0.job)#\($0.attempt)" } == ["busy#2", "after#1"])
+        let attempts = try #require(try store.currentSnapshot()?.attempts["busy"])
+        #expect(attempts.map(\.outcome) == [.interrupted, .succeeded])
+        #expect(harness.observer.events.first?.kind == .interrupted)
+    }
+
+    @Test func anInterruptedAttemptCountsAgainstTheRetryBudget() async throws {
+        let (store, _) = try crashedStore()
+        let harness = Harness(store: store)
+        let summary = try await harness.run([job("done"), job("busy"), job("after", needs: ["busy"])])
+        #expect(summary.state == .failed, "retry.attempts 1 is used up by the interrupted attempt")
+        let jobs = try #require(try store.currentSnapshot()).jobs
+        #expect(jobs["busy"]?.state == .failed)
+        #expect(jobs["after"]?.state == .blocked)
+    }
+
+    @Test func thirdCrashInARowFailsTheJob() async throws {
+        let (store, _) = try crashedStore(crashedInARow: 2, attempts: 3)
+        let harness = Harness(store: store)
+        let summary = try await harness.run(jobs)
+        #expect(summary.state == .failed)
+        let record = try #require(try store.currentSnapshot()?.jobs["busy"])
+        #expect(record.state == .failed)
+        #expect(record.reason == "crashed the runner")
+        #expect(!harness.handler.startedJobs.contains("busy"))
+    }
+
+    @Test func aRunOfOtherJobsIsNotResumed() async throws {
+        let (store, runID) = try crashedStore()
+        let harness = Harness(store: store)
+        let summary = try await harness.run([job("something-else")])
+        #expect(summary.runID != runID)
+        #expect(try store.snapshot(runID: runID)?.run.state == .stopped)
+        #expect(try store.snapshot(runID: runID)?.attempts["busy"]?.first?.outcome == .interrupted)
+    }
+}
