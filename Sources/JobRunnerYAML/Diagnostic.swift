@@ -39,7 +39,7 @@ enum Suggestion {
         var best: (word: String, distance: Int)?
         for candidate in candidates {
             let distance = editDistance(lowered, candidate.lowercased())
-            let limit = max(1, min(3, candidate.count / 3))
+            let limit = candidate.count <= 3 ? 1 : (candidate.count < 9 ? 2 : 3)
             guard distance <= limit else { continue }
             if best.map({ distance < $0.distance }) ?? true { best = (candidate, distance) }
         }

@@ -80,6 +80,12 @@ struct JobFileParser {
             return Diagnostic(
                 at: SourceLocation(file: file, line: mark.line, column: mark.column),
                 "invalid YAML: \(problem)\(where_)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            // Yams stops at the first map with a repeated key; it names the first occurrence.
+            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
+            return Diagnostic(
+                at: SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
+                "duplicate key \(keys) in one map: each key (and each job id) may appear only once; rename or remove the repeat")
         default:
             return Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
         }
