@@ -65,7 +65,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerLMDBTests",
-            dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerTesting"]
+            dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerTesting", "CLMDB"]
         ),
         .testTarget(
             name: "JobRunnerShellTests",

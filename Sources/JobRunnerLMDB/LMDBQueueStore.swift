@@ -7,25 +7,15 @@ import JobRunnerCore
 /// One writer thread owns every write transaction. Submissions queue up while a commit's
 /// fsync is in flight and are then committed together in one transaction (group commit), in
 /// submission order; each completion runs only after its changes are durable.
-public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
-    // @unchecked: `pending` and `closed` are guarded by `condition`; `environment` is
-    // thread-safe for readers, and only the writer thread writes.
+public final class LMDBQueueStore: QueueStore, Sendable {
     /// The schema this build reads and writes.
     public static let schemaVersion = 1
 
-    private struct Submission {
-        let changes: [StoreChange]
-        let sync: Bool
-        let completion: @Sendable (Result<Void, StoreError>) -> Void
-    }
-
     private let environment: Environment
-    private let condition = NSCondition()
-    private var pending: [Submission] = []
-    private var closed = false
-    private var writer: Thread?
+    private let writer: GroupCommitWriter
+
     /// Transactions committed by the writer; for benchmarks and tests of group commit.
-    public private(set) var transactionCount = 0
+    public var transactionCount: Int { writer.transactionCount }
 
     /// Opens (creating if needed) the database in `directory`.
     /// - Throws: ``StoreError`` `.corrupt`, `.newerSchema`, `.unusable` or `.io`, each with
@@ -41,27 +31,15 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
         } catch {
             throw error.storeError(path: directory)
         }
+        writer = GroupCommitWriter(environment: environment)
         try checkSchema()
-        let thread = Thread { [unowned self] in self.writerLoop() }
-        thread.name = "jobrunner-store-writer"
-        writer = thread
-        thread.start()
+        writer.start()
     }
 
-    deinit {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    deinit { writer.close() }
 
-    /// Stops the writer after it has committed what was submitted. Call before releasing the store.
-    public func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    /// Lets the writer finish what was submitted, then stop; later submissions fail.
+    public func close() { writer.close() }
 
     private func checkSchema() throws(StoreError) {
         let tables = environment.tables
@@ -96,77 +74,7 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
         _ changes: [StoreChange], sync: Bool,
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        condition.lock()
-        if closed {
-            condition.unlock()
-            completion(.failure(StoreError(.io, "the store is closed")))
-            return
-        }
-        pending.append(Submission(changes: changes, sync: sync, completion: completion))
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func writerLoop() {
-        let encoder = JSONEncoder()
-        while true {
-            condition.lock()
-            while pending.isEmpty && !closed { condition.wait() }
-            if pending.isEmpty && closed {
-                condition.unlock()
-                return
-            }
-            let batch = pending
-            pending = []
-            condition.unlock()
-
-            let result: Result<Void, StoreError>
-            do {
-                try write(batch.flatMap(\.changes), sync: batch.contains { $0.sync }, encoder: encoder)
-                transactionCount += 1
-                result = .success(())
-            } catch let error as LMDBError {
-                result = .failure(error.storeError(path: environment.path))
-            } catch {
-                result = .failure(StoreError(.io, "cannot encode state: \(error)"))
-            }
-            for submission in batch { submission.completion(result) }
-        }
-    }
-
-    private func write(_ changes: [StoreChange], sync: Bool, encoder: JSONEncoder) throws {
-        let tables = environment.tables
-        // Encode outside the transaction: a failed encoding must not leave half a batch.
-        var rows: [(MDB_dbi, [UInt8], [UInt8])] = []
-        rows.reserveCapacity(changes.count)
-        for change in changes {
-            switch change {
-            case .putRun(let run):
-                rows.append((tables.runs, StoreKey.run(run.id), Array(try encoder.encode(run))))
-            case .setCurrentRun(let id):
-                rows.append((tables.meta, StoreKey.currentRun, Array(id.utf8)))
-            case .putJob(let runID, let job):
-                rows.append(
-                    (tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence),
-                     Array(try encoder.encode(job))))
-            case .putAttempt(let runID, let attempt):
-                rows.append(
-                    (tables.attempts,
-                     StoreKey.attempt(runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence, number: attempt.number),
-                     Array(try encoder.encode(attempt))))
-            case .putOutputs(let runID, let jobID, let occurrence, let outputs):
-                rows.append(
-                    (tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence),
-                     Array(try encoder.encode(outputs))))
-            case .putPipeline(let pipeline):
-                rows.append((tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
-            }
-        }
-        if !sync { try environment.setSync(false) }
-        defer { if !sync { try? environment.setSync(true) } }
-        try environment.write { txn throws(LMDBError) in
-            for (dbi, key, value) in rows { try txn.put(dbi, key: key, value: value) }
-        }
+        writer.submit(changes, sync: sync, completion: completion)
     }
 
     // MARK: Reading
@@ -243,6 +151,120 @@ public final class LMDBQueueStore: QueueStore, @unchecked Sendable {
             return try decoder.decode(type, from: Data(bytes))
         } catch {
             throw LMDBError(code: MDB_CORRUPTED, operation: "decoding a stored \(type) (\(error))")
+        }
+    }
+}
+
+/// The one thread that writes: takes everything submitted while the last commit ran and
+/// commits it in one transaction.
+private final class GroupCommitWriter: @unchecked Sendable {
+    // @unchecked: `pending`, `closed` and `transactions` are guarded by `condition`.
+    private struct Submission {
+        let changes: [StoreChange]
+        let sync: Bool
+        let completion: @Sendable (Result<Void, StoreError>) -> Void
+    }
+
+    private let environment: Environment
+    private let condition = NSCondition()
+    private var pending: [Submission] = []
+    private var closed = false
+    private var transactions = 0
+
+    init(environment: Environment) { self.environment = environment }
+
+    var transactionCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return transactions
+    }
+
+    func start() {
+        // The thread holds the writer (not the store), so the store can go away and close it.
+        let thread = Thread { self.run() }
+        thread.name = "jobrunner-store-writer"
+        thread.start()
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func submit(_ changes: [StoreChange], sync: Bool, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        condition.lock()
+        if closed {
+            condition.unlock()
+            completion(.failure(StoreError(.io, "the store is closed")))
+            return
+        }
+        pending.append(Submission(changes: changes, sync: sync, completion: completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        let encoder = JSONEncoder()
+        while true {
+            condition.lock()
+            while pending.isEmpty && !closed { condition.wait() }
+            if pending.isEmpty && closed {
+                condition.unlock()
+                return
+            }
+            let batch = pending
+            pending = []
+            condition.unlock()
+
+            let result: Result<Void, StoreError>
+            do {
+                try write(batch.flatMap(\.changes), sync: batch.contains { $0.sync }, encoder: encoder)
+                result = .success(())
+            } catch let error as LMDBError {
+                result = .failure(error.storeError(path: environment.path))
+            } catch {
+                result = .failure(StoreError(.io, "cannot encode state: \(error)"))
+            }
+            condition.lock()
+            transactions += 1
+            condition.unlock()
+            for submission in batch { submission.completion(result) }
+        }
+    }
+    private func write(_ changes: [StoreChange], sync: Bool, encoder: JSONEncoder) throws {
+        let tables = environment.tables
+        // Encode outside the transaction: a failed encoding must not leave half a batch.
+        var rows: [(MDB_dbi, [UInt8], [UInt8])] = []
+        rows.reserveCapacity(changes.count)
+        for change in changes {
+            switch change {
+            case .putRun(let run):
+                rows.append((tables.runs, StoreKey.run(run.id), Array(try encoder.encode(run))))
+            case .setCurrentRun(let id):
+                rows.append((tables.meta, StoreKey.currentRun, Array(id.utf8)))
+            case .putJob(let runID, let job):
+                rows.append(
+                    (tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence),
+                     Array(try encoder.encode(job))))
+            case .putAttempt(let runID, let attempt):
+                rows.append(
+                    (tables.attempts,
+                     StoreKey.attempt(runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence, number: attempt.number),
+                     Array(try encoder.encode(attempt))))
+            case .putOutputs(let runID, let jobID, let occurrence, let outputs):
+                rows.append(
+                    (tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence),
+                     Array(try encoder.encode(outputs))))
+            case .putPipeline(let pipeline):
+                rows.append((tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
+            }
+        }
+        if !sync { try environment.setSync(false) }
+        defer { if !sync { try? environment.setSync(true) } }
+        try environment.write { txn throws(LMDBError) in
+            for (dbi, key, value) in rows { try txn.put(dbi, key: key, value: value) }
         }
     }
 }

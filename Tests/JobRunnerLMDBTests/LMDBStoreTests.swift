@@ -1,0 +1,97 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+import Testing
+
+@Suite struct LMDBStoreTests {
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test func stateSurvivesReopening() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+            try await store.commit([
+                .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)), .setCurrentRun("R"),
+            ])
+            store.close()
+        }
+        let reopened = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+        defer { reopened.close() }
+        #expect(try reopened.currentRunID() == "R")
+    }
+
+    @Test func concurrentSubmissionsShareTransactions() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+        defer { store.close() }
+        let before = store.transactionCount
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<500 {
+                group.addTask {
+                    try? await store.commit([.putPipeline(PipelineRecord(name: "p\(index)"))])
+                }
+            }
+        }
+        let used = store.transactionCount - before
+        #expect(try store.pipelines().count == 500)
+        #expect(used < 500, "group commit: \(used) transactions for 500 submissions")
+    }
+
+    @Test func aNewerSchemaIsRefused() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try LMDBTestSupport.setSchemaVersion(99, in: directory)
+        #expect {
+            _ = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .newerSchema && error.message.contains("schema 99")
+        }
+    }
+
+    @Test func aDamagedDatabaseIsRefusedWithAClearError() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let garbage = Data((0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try garbage.write(to: URL(fileURLWithPath: directory + "/data.mdb"))
+        #expect {
+            _ = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .corrupt && error.message.contains("damaged")
+        }
+    }
+
+    @Test func aStatePathThatIsAFileIsRefused() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/state"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        #expect {
+            try StateDirectory(path: file).prepare()
+        } throws: { error in
+            (error as? StoreError)?.code == .unusable
+        }
+    }
+
+    @Test func theRunnerLockAdmitsOneHolderAndNamesIt() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory)
+        try state.prepare()
+        var lock: RunnerLock? = try state.lockForRunner()
+        #expect(state.lockHolder() == getpid())
+        #expect {
+            _ = try state.lockForRunner()
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.code == .locked && error.message.contains("pid \(getpid())")
+        }
+        withExtendedLifetime(lock) {}
+        lock = nil
+        #expect(state.lockHolder() == nil)
+        _ = try state.lockForRunner()
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+import Testing
+
+/// A fresh temporary directory, removed by the caller.
+func temporaryDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-lmdb-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// The two stores the contract is checked against.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
+    case memory, lmdb
+    var testDescription: String { rawValue }
+
+    func make(_ directory: String) throws -> any QueueStore {
+        switch self {
+        case .memory: return InMemoryQueueStore()
+        case .lmdb: return try LMDBQueueStore(directory: directory + "/db", mapSize: 64 << 20)
+        }
+    }
+}
+
+/// One contract, run against the in-memory store and the LMDB store alike.
+@Suite struct StoreContractTests {
+    let start = Date(timeIntervalSince1970: 1_800_000_000.25)
+
+    @Test(arguments: StoreKind.allCases)
+    func storesAndReadsBackEveryRecordKind(kind: StoreKind) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        #expect(try store.currentRunID() == nil)
+        #expect(try store.currentSnapshot() == nil)
+
+        let run = RunRecord(id: "R1", state: .running, startedAt: start, jobIDs: ["a", "b"], runnerPID: 7, pipelineLimits: ["p": 2])
+        let job = JobRecord(jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting, reason: "backoff", attempts: 2, nextAttemptAt: start.addingTimeInterval(5))
+        try await store.commit([
+            .putRun(run), .setCurrentRun("R1"), .putJob(runID: "R1", job),
+            .putJob(runID: "R1", JobRecord(jobID: "b", pipeline: "default")),
+            .putAttempt(runID: "R1", AttemptRecord(jobID: "a", number: 10, outcome: .failed, startedAt: start, exitCode: 1)),
+            .putAttempt(runID: "R1", AttemptRecord(jobID: "a", number: 2, outcome: .timeout, startedAt: start)),
+            .putAttempt(runID: "R1", AttemptRecord(jobID: "a", number: 1, startedAt: start, pid: 99, pidStartTime: 12345)),
+            .putOutputs(runID: "R1", jobID: "a", occurrence: "", ["k": "v", "empty": ""]),
+            .putPipeline(PipelineRecord(name: "p", suspended: 2)),
+        ])
+        #expect(try store.currentRunID() == "R1")
+        let snapshot = try #require(try store.snapshot(runID: "R1"))
+        #expect(snapshot.run == run)
+        #expect(snapshot.jobs["a"] == job)
+        #expect(snapshot.jobs.count == 2)
+        #expect(snapshot.attempts["a"]?.map(\.number) == [1, 2, 10], "attempts read back in numeric order")
+        #expect(snapshot.attempts["a"]?.first?.pid == 99)
+        #expect(snapshot.outputs["a"] == ["k": "v", "empty": ""])
+        #expect(try store.pipelines()["p"]?.suspended == 2)
+        #expect(try store.snapshot(runID: "R") == nil, "a run id that is a prefix of another is not that run")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func runsDoNotSeeEachOthersRows(kind: StoreKind) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        for id in ["R1", "R10", "R2"] {
+            try await store.commit([
+                .putRun(RunRecord(id: id, state: .succeeded, startedAt: start, jobIDs: ["x"], runnerPID: 1)),
+                .putJob(runID: id, JobRecord(jobID: "x-\(id)", pipeline: "default")),
+            ])
+        }
+        #expect(try store.snapshot(runID: "R1")?.jobs.keys.sorted() == ["x-R1"])
+        #expect(try store.runs().map(\.id) == ["R1", "R10", "R2"])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func laterWritesReplaceEarlierOnesInSubmissionOrder(kind: StoreKind) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        let run = RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)
+        try await store.commit([.putRun(run), .setCurrentRun("R")])
+        // Many submissions at once, as the runner makes them while an fsync is in flight.
+        let order = Order()
+        await withTaskGroup(of: Void.self) { group in
+            for attempt in 1...50 {
+                group.addTask {
+                    await withCheckedContinuation { continuation in
+                        store.submit([.putJob(runID: "R", JobRecord(jobID: "a", pipeline: "default", attempts: attempt))]) { _ in
+                            order.append(attempt)
+                            continuation.resume()
+                        }
+                    }
+                }
+            }
+        }
+        let completions = order.values
+        #expect(completions.count == 50)
+        #expect(try store.snapshot(runID: "R")?.jobs["a"]?.attempts == completions.last, "the last completed submission wins")
+    }
+}
+
+/// Completion order of submissions.
+final class Order: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var storage: [Int] = []
+    func append(_ value: Int) { lock.withLock { storage.append(value) } }
+    var values: [Int] { lock.withLock { storage } }
+}
