@@ -6,9 +6,31 @@ import JobRunnerCore
 public struct ProcessGroups: OrphanTerminator {
     public init() {}
 
-    /// Whether any process of the group still exists.
+    /// Whether any process of the group still runs. Zombies do not count: an orphan that
+    /// died waits for PID 1 to reap it, which in a container may take seconds or never happen.
     static func isAlive(group: Int32) -> Bool {
-        kill(-group, 0) == 0 || errno == EPERM
+        if kill(-group, 0) != 0 && errno == ESRCH { return false }
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
+        for entry in entries {
+            guard let pid = Int32(entry), let stat = Self.stat(of: pid), stat.group == group else { continue }
+            if stat.state != "Z" && stat.state != "X" { return true }
+        }
+        return false
+    }
+
+    /// The fields of /proc/PID/stat after the command name: state (field 3) first.
+    private static func statFields(of pid: Int32) -> [Substring]? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        // The command name (field 2) may hold spaces and parentheses: fields are counted after
+        // its closing parenthesis.
+        guard let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+
+    private static func stat(of pid: Int32) -> (state: Substring, group: Int32)? {
+        guard let fields = statFields(of: pid), fields.count > 2, let group = Int32(fields[2]) else { return nil }
+        return (fields[0], group)
     }
 
     /// SIGTERM to the group, then SIGKILL after `gracePeriod` if any member is left.
@@ -35,14 +57,8 @@ public struct ProcessGroups: OrphanTerminator {
     }
 
     public func startTime(of pid: Int32) -> UInt64? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
-        // The command name (field 2) may hold spaces and parentheses: fields are counted after
-        // its closing parenthesis. Field 22 is the start time.
-        guard let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        // fields[0] is field 3 (state), so field 22 is fields[19].
-        guard fields.count > 19 else { return nil }
+        // fields[0] is field 3 (state), so field 22, the start time, is fields[19].
+        guard let fields = Self.statFields(of: pid), fields.count > 19 else { return nil }
         return UInt64(fields[19])
     }
 }

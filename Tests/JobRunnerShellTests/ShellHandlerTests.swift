@@ -1,0 +1,239 @@
+import Foundation
+import Glibc
+import JobRunnerCore
+import Testing
+
+@testable import JobRunnerShell
+
+/// A scratch directory per test, for logs and files the jobs write.
+struct Scratch: ~Copyable {
+    let path: String
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-shell-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func request(
+        _ handler: HandlerSpec, id: String = "job", attempt: Int = 1, timeout: Duration? = nil,
+        parameters: [String: JSONValue] = [:], environment: [String: String] = [:],
+        needed: [String: [String: String]] = [:], onSpawn: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) -> AttemptRequest {
+        let job = JobDefinition(
+            id: id, handler: handler, parameters: parameters, environment: environment, workingDirectory: path,
+            pipeline: "ci", timeout: timeout)
+        return AttemptRequest(
+            runID: "RUN1", job: job, attempt: attempt, logPath: "\(path)/logs/\(id)/\(attempt).log",
+            workDirectory: "\(path)/logs/\(id)", neededOutputs: needed, onSpawn: onSpawn)
+    }
+
+    func log(_ id: String = "job", attempt: Int = 1) -> String {
+        (try? String(contentsOfFile: "\(path)/logs/\(id)/\(attempt).log", encoding: .utf8)) ?? "<no log>"
+    }
+}
+
+/// Collects pids from `onSpawn`.
+final class PIDBox: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: Int32 = 0
+    func set(_ pid: Int32) { lock.withLock { stored = pid } }
+    var pid: Int32 { lock.withLock { stored } }
+}
+
+@Suite struct ShellHandlerTests {
+    let handler = ShellHandler(gracePeriod: .milliseconds(500))
+
+    @Test func exitCodesBecomeOutcomes() async throws {
+        let scratch = try Scratch()
+        #expect(await handler.run(scratch.request(.shell("exit 0"))).outcome == .succeeded)
+        let failed = await handler.run(scratch.request(.shell("exit 3")))
+        #expect(failed.outcome == .failed)
+        #expect(failed.exitCode == 3)
+        #expect(failed.reason == "exit:3")
+        #expect(await handler.run(scratch.request(.shell("exit 75"))).outcome == .tempfail)
+        let signalled = await handler.run(scratch.request(.shell("kill -9 $$")))
+        #expect(signalled.outcome == .failed)
+        #expect(signalled.signal == SIGKILL)
+    }
+
+    @Test func stdoutAndStderrGoToTheAttemptLog() async throws {
+        let scratch = try Scratch()
+        _ = await handler.run(scratch.request(.shell("echo out; echo err >&2; echo more")))
+        #expect(scratch.log() == "out\nerr\nmore\n")
+    }
+
+    @Test func environmentFollowsTheSpecAndParametersAreNeverPastedIntoTheCommand() async throws {
+        let scratch = try Scratch()
+        let request = scratch.request(
+            .shell("env | grep -E '^(JOBRUNNER_|MODE=)' | sort"), id: "deploy", attempt: 2,
+            parameters: ["target-host": .string("$(touch pwned)"), "count": .int(3)], environment: ["MODE": "fast"],
+            needed: ["build": ["artifact.path": "/tmp/a b"]])
+        let result = await handler.run(request)
+        #expect(result.outcome == .succeeded)
+        let lines = Set(scratch.log("deploy", attempt: 2).split(separator: "\n").map(String.init))
+        #expect(lines.contains("JOBRUNNER_RUN=RUN1"))
+        #expect(lines.contains("JOBRUNNER_JOB=deploy"))
+        #expect(lines.contains("JOBRUNNER_ATTEMPT=2"))
+        #expect(lines.contains("JOBRUNNER_PIPELINE=ci"))
+        #expect(lines.contains("JOBRUNNER_PARAM_TARGET_HOST=$(touch pwned)"))
+        #expect(lines.contains("JOBRUNNER_PARAM_COUNT=3"))
+        #expect(lines.contains("JOBRUNNER_OUT_BUILD_ARTIFACT_PATH=/tmp/a b"))
+        #expect(lines.contains("MODE=fast"))
+        #expect(lines.contains { $0.hasPrefix("JOBRUNNER_OUTPUT=") })
+        #expect(lines.contains { $0.hasPrefix("JOBRUNNER_CONTROL=") })
+        #expect(!FileManager.default.fileExists(atPath: scratch.path + "/pwned"))
+    }
+
+    @Test func argvRunsWithoutAShell() async throws {
+        let scratch = try Scratch()
+        let result = await handler.run(scratch.request(.argv(["echo", "$HOME", "a;b"])))
+        #expect(result.outcome == .succeeded)
+        #expect(scratch.log() == "$HOME a;b\n")
+    }
+
+    @Test func aMissingProgramFailsTheAttemptWithAReason() async throws {
+        let scratch = try Scratch()
+        let result = await handler.run(scratch.request(.argv(["no-such-program-xyz"])))
+        #expect(result.outcome == .failed)
+        #expect(result.exitCode == 127)
+        #expect(scratch.log().contains("cannot start"))
+    }
+
+    @Test func outputsFileBecomesOutputs() async throws {
+        let scratch = try Scratch()
+        let result = await handler.run(scratch.request(.shell("printf 'a=1\\nb=x=y\\n\\n' >> \"$JOBRUNNER_OUTPUT\"")))
+        #expect(result.outcome == .succeeded)
+        #expect(result.outputs == ["a": "1", "b": "x=y"])
+    }
+
+    @Test func outputsOverOneMebibyteFailLoudly() async throws {
+        let scratch = try Scratch()
+        let result = await handler.run(
+            scratch.request(.shell("head -c 1100000 /dev/zero | tr '\\0' 'x' | sed 's/^/k=/' >> \"$JOBRUNNER_OUTPUT\"")))
+        #expect(result.outcome == .failed)
+        #expect(result.reason?.contains("outputs too large") == true)
+    }
+
+    @Test func controlFileSkipsAndSetsRetryAfter() async throws {
+        let scratch = try Scratch()
+        let skipped = await handler.run(scratch.request(.shell("echo 'skip=already deployed' >> \"$JOBRUNNER_CONTROL\"")))
+        #expect(skipped.outcome == .skipped)
+        #expect(skipped.reason == "already deployed")
+        let later = await handler.run(scratch.request(.shell("echo 'retry-after=90s' >> \"$JOBRUNNER_CONTROL\"; exit 1")))
+        #expect(later.outcome == .failed)
+        #expect(later.retryAfter == .seconds(90))
+    }
+
+    @Test func timeoutEndsTheWholeProcessGroup() async throws {
+        let scratch = try Scratch()
+        let box = PIDBox()
+        // The background sleep is a second member of the group; it must die too.
+        let request = scratch.request(
+            .shell("sleep 30 & echo started; wait"), timeout: .milliseconds(300), onSpawn: { box.set($0) })
+        let result = await handler.run(request)
+        #expect(result.outcome == .timeout)
+        #expect(result.reason == "timeout")
+        #expect(!ProcessGroups.isAlive(group: box.pid), "no process of the job's group is left")
+    }
+
+    @Test func aJobThatIgnoresSigtermIsKilledAfterTheGracePeriod() async throws {
+        let scratch = try Scratch()
+        let box = PIDBox()
+        let request = scratch.request(
+            .shell("trap '' TERM; echo ready; while :; do sleep 0.05; done"), timeout: .milliseconds(200),
+            onSpawn: { box.set($0) })
+        let result = await handler.run(request)
+        #expect(result.outcome == .timeout)
+        #expect(!ProcessGroups.isAlive(group: box.pid))
+    }
+
+    @Test func processesLeftBehindAreEndedWhenTheMainProcessExits() async throws {
+        let scratch = try Scratch()
+        let box = PIDBox()
+        let result = await handler.run(
+            scratch.request(.shell("(sleep 30 >/dev/null 2>&1 &); echo done"), onSpawn: { box.set($0) }))
+        #expect(result.outcome == .succeeded)
+        #expect(!ProcessGroups.isAlive(group: box.pid))
+    }
+
+    @Test func cancellationInterruptsTheAttempt() async throws {
+        let scratch = try Scratch()
+        let box = PIDBox()
+        let handler = self.handler
+        let request = scratch.request(.shell("echo running; sleep 30"), onSpawn: { box.set($0) })
+        let task = Task { await handler.run(request) }
+        while box.pid == 0 { await Task.yield() }
+        task.cancel()
+        let result = await task.value
+        #expect(result.outcome == .interrupted)
+        #expect(!ProcessGroups.isAlive(group: box.pid))
+    }
+
+    @Test func environmentNamesAreUpperCaseWithUnderscores() {
+        #expect(ShellHandler.environmentName("artifact.path-x") == "ARTIFACT_PATH_X")
+    }
+}
+
+@Suite struct CappedLogTests {
+    @Test func keepsHeadAndTailAndSaysHowMuchWasCut() throws {
+        let scratch = try Scratch()
+        let path = scratch.path + "/cap.log"
+        let log = try CappedLog(path: path, limit: 20)
+        let text = Array("0123456789abcdefghijKLMNOPQRSTUVWXYZ".utf8)
+        // Feed in uneven pieces, as a pipe delivers them.
+        for chunk in [text[0..<3], text[3..<17], text[17..<18], text[18...]] {
+            Array(chunk).withUnsafeBytes { log.append($0) }
+        }
+        log.finish()
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.hasPrefix("0123456789\n[jobrunner: 16 bytes of output cut here"))
+        #expect(written.hasSuffix("]\nQRSTUVWXYZ"))
+    }
+
+    @Test func shortOutputIsKeptWhole() throws {
+        let scratch = try Scratch()
+        let path = scratch.path + "/short.log"
+        let log = try CappedLog(path: path, limit: 100)
+        Array("hello\n".utf8).withUnsafeBytes { log.append($0) }
+        log.finish()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "hello\n")
+    }
+
+    @Test func aHugeOutputIsCappedEndToEnd() async throws {
+        let scratch = try Scratch()
+        let handler = ShellHandler(logLimit: 64 << 10)
+        let result = await handler.run(scratch.request(.shell("seq 1 200000")))
+        #expect(result.outcome == .succeeded)
+        let log = scratch.log()
+        #expect(log.utf8.count < (64 << 10) + 200)
+        #expect(log.hasPrefix("1\n2\n3\n"))
+        #expect(log.hasSuffix("199999\n200000\n"))
+        #expect(log.contains("bytes of output cut here"))
+    }
+}
+
+@Suite struct OrphanTests {
+    @Test func startTimeIdentifiesAProcess() throws {
+        let groups = ProcessGroups()
+        let mine = try #require(groups.startTime(of: getpid()))
+        #expect(groups.startTime(of: getpid()) == mine)
+        #expect(groups.startTime(of: 999_999_999) == nil)
+    }
+
+    @Test func terminatesALiveGroupButNotAReusedPid() async throws {
+        let scratch = try Scratch()
+        let box = PIDBox()
+        let handler = ShellHandler()
+        // Start a job, take its pid, and let the "dead runner" path end it.
+        let task = Task { await handler.run(scratch.request(.shell("sleep 30"), onSpawn: { box.set($0) })) }
+        while box.pid == 0 { await Task.yield() }
+        let groups = ProcessGroups()
+        await groups.terminate(pid: box.pid, startTime: 1)  // wrong start time: someone else's pid
+        #expect(ProcessGroups.isAlive(group: box.pid))
+        await groups.terminate(pid: box.pid, startTime: groups.startTime(of: box.pid))
+        let result = await task.value
+        #expect(result.outcome == .failed)
+        #expect(result.signal == SIGTERM)
+    }
+}
