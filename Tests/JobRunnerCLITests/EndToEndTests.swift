@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import Testing
+
+@Suite(.serialized) struct EndToEndTests {
+    static let pipeline = """
+        pipelines:
+          ci: { maxConcurrent: 2 }
+        jobs:
+          prepare:
+            pipeline: ci
+            run: echo "prepared"; echo "version=2.1" >> "$JOBRUNNER_OUTPUT"
+          build:
+            pipeline: ci
+            needs: [prepare]
+            run: echo "building $JOBRUNNER_OUT_PREPARE_VERSION"
+          test:
+            pipeline: ci
+            needs: [build]
+            run: test "$JOBRUNNER_ATTEMPT" -ge 2
+            retry: { attempts: 3, delay: 50ms }
+        """
+
+    @Test func runPrintsTransitionsStoresStateAndExitsZero() throws {
+        let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
+        let run = try workspace.run("run", "jobs", "--progress", "plain", "--events", "events.jsonl")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("started    prepare (attempt 1)"))
+        #expect(run.stdout.contains("retrying   test in "))
+        #expect(run.stdout.contains("succeeded in"))
+
+        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let runObject = try #require(status["run"] as? [String: Any])
+        #expect(runObject["state"] as? String == "succeeded")
+        let jobs = try #require(status["jobs"] as? [[String: Any]])
+        #expect(Set(jobs.map { $0["id"] as? String ?? "" }) == ["prepare", "build", "test"])
+        let test = try #require(jobs.first { $0["id"] as? String == "test" })
+        #expect(test["attempts"] as? Int == 2)
+        #expect(test["state"] as? String == "succeeded")
+        let prepare = try #require(jobs.first { $0["id"] as? String == "prepare" })
+        #expect((prepare["outputs"] as? [String: String]) == ["version": "2.1"])
+        for key in ["id", "pipeline", "state", "reason", "attempts", "exitCode", "startedAt", "finishedAt", "nextAttemptAt", "outputs"] {
+            #expect(prepare.keys.contains(key), "status --json job has \(key)")
+        }
+        let pipelines = try #require(status["pipelines"] as? [[String: Any]])
+        #expect(pipelines.contains { $0["name"] as? String == "ci" && $0["maxConcurrent"] as? Int == 2 })
+
+        #expect(try workspace.run("logs", "build").stdout == "building 2.1\n")
+        #expect(try workspace.run("logs", "test", "--attempt", "1").status == 0)
+        #expect(try workspace.run("logs", "nope").status == 1)
+
+        let events = workspace.read("events.jsonl").split(separator: "\n").map(String.init)
+        let kinds = try events.map { line -> String in
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["time"] is String)
+            #expect(object["run"] is String)
+            return "\(object["event"] as? String ?? "?") \(object["job"] as? String ?? "")"
+        }
+        #expect(kinds.prefix(3) == ["queued prepare", "queued build", "queued test"])
+        #expect(kinds.last == "run-finished ")
+        #expect(kinds.contains("output prepare"))
+        #expect(kinds.firstIndex(of: "succeeded prepare")! < kinds.firstIndex(of: "started build")!)
+        #expect(kinds.filter { $0 == "retrying test" }.count == 1)
+    }
+
+    @Test func aFailureExitsOneAndBlocksDependents() throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": "jobs:\n  broken:\n    run: exit 4\n  after:\n    needs: [broken]\n    run: echo never\n"
+        ])
+        let run = try workspace.run("run", "jobs", "--progress", "none")
+        #expect(run.status == 1)
+        let status = try workspace.run("status").stdout
+        #expect(status.contains("exit:4"))
+        #expect(status.contains("blocked"))
+        let json = try statusJSON(workspace.run("status", "--json").stdout)
+        let jobs = try #require(json["jobs"] as? [[String: Any]])
+        let after = try #require(jobs.first { $0["id"] as? String == "after" })
+        #expect(after["state"] as? String == "blocked")
+        #expect(after["reason"] as? String == "needs:broken")
+    }
+
+    @Test func validateReportsEveryProblemOfEveryFileWithExitTwo() throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": "jobs:\n  a:\n    run: x\n    neds: [b]\n",
+            "b.yaml": "jobs:\n  b:\n    run: x\n    needs: [zzz]\n    timeout: soon\n",
+        ])
+        let result = try workspace.run("validate", workspace.jobs)
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasSuffix("a.yaml:4:5: error: unknown key 'neds' in job 'a'; did you mean 'needs'?") })
+        #expect(lines.contains { $0.contains("b.yaml:4:13: error: job 'b' needs 'zzz'") })
+        #expect(lines.contains { $0.contains("b.yaml:5:14: error: timeout: 'soon' is not a duration") })
+        #expect(lines.last == "3 errors; nothing was run")
+
+        let run = try workspace.run("run", "jobs")
+        #expect(run.status == 2)
+        #expect(!FileManager.default.fileExists(atPath: workspace.state + "/db"), "nothing ran, nothing stored")
+    }
+
+    @Test func graphPrintsDotAndMermaid() throws {
+        let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
+        let dot = try workspace.run("graph", workspace.jobs)
+        #expect(dot.stdout.contains("\"prepare\" -> \"build\";"))
+        let mermaid = try workspace.run("graph", workspace.jobs, "--format", "mermaid")
+        #expect(mermaid.stdout.hasPrefix("flowchart LR"))
+        #expect(mermaid.stdout.contains("j0 --> j1"))
+    }
+
+    @Test func aStatePathThatIsAFileExitsThree() throws {
+        let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
+        try "not a directory".write(toFile: workspace.state, atomically: true, encoding: .utf8)
+        let run = try workspace.run("run", "jobs")
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("is a file, not a directory"))
+        #expect(try String(contentsOfFile: workspace.state, encoding: .utf8) == "not a directory")
+    }
+
+    @Test func aCorruptDatabaseExitsThreeAndIsLeftAlone() throws {
+        let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
+        try FileManager.default.createDirectory(atPath: workspace.state + "/db", withIntermediateDirectories: true)
+        let garbage = Data(repeating: 0xAB, count: 16384)
+        try garbage.write(to: URL(fileURLWithPath: workspace.state + "/db/data.mdb"))
+        let run = try workspace.run("run", "jobs")
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("damaged"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.state + "/db/data.mdb")) == garbage)
+        #expect(try workspace.run("status").status == 3)
+    }
+
+    @Test func aSecondRunnerIsRefusedAndSigtermStopsCleanlyThenRunResumes() async throws {
+        let workspace = try Workspace(files: [
+            "slow.yaml": """
+            jobs:
+              first:
+                run: echo one
+              slow:
+                needs: [first]
+                run: test -f ../release || exec sleep 30
+              last:
+                needs: [slow]
+                run: echo done
+            """
+        ])
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-"], stdout: out)
+        let reader = LineReader(out)
+        #expect(await reader.waitFor("\"job\": \"slow\", \"attempt\": 1, \"event\": \"started\""))
+
+        let second = try workspace.run("run", "jobs")
+        #expect(second.status == 3)
+        #expect(second.stderr.contains("in use by another jobrunner (pid \(runner.processIdentifier))"))
+
+        let live = try statusJSON(workspace.run("status", "--json").stdout)
+        let liveJobs = try #require(live["jobs"] as? [[String: Any]])
+        #expect(liveJobs.first { $0["id"] as? String == "slow" }?["state"] as? String == "running")
+        #expect(liveJobs.first { $0["id"] as? String == "last" }?["reason"] as? String == "needs:slow")
+
+        kill(runner.processIdentifier, SIGTERM)
+        #expect(await waitForExit(runner) == 143)
+        #expect(reader.all.contains { $0.contains("\"event\": \"interrupted\"") })
+        let stopped = try statusJSON(workspace.run("status", "--json").stdout)
+        #expect((stopped["run"] as? [String: Any])?["state"] as? String == "stopped")
+
+        try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
+        let resumed = try workspace.run("run", "jobs", "--progress", "plain")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(resumed.stdout.contains("(resumed)"))
+        #expect(!resumed.stdout.contains("started    first"), "a finished job does not run again")
+        #expect(resumed.stdout.contains("started    slow (attempt 2)"))
+    }
+}

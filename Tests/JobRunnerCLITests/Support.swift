@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+/// The built `jobrunner` binary (`make test` builds it before the tests).
+let jobrunnerBinary: String = {
+    if let path = ProcessInfo.processInfo.environment["JOBRUNNER_BINARY"] { return path }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/jobrunner").path
+}()
+
+/// What a finished `jobrunner` process left.
+struct Finished {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// A job directory and a state directory in a fresh temporary folder.
+struct Workspace: ~Copyable {
+    let root: String
+    var jobs: String { root + "/jobs" }
+    var state: String { root + "/state" }
+
+    init(files: [String: String]) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-e2e-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root + "/jobs", withIntermediateDirectories: true)
+        for (name, text) in files { try text.write(toFile: root + "/jobs/" + name, atomically: true, encoding: .utf8) }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    /// Starts `jobrunner` with `arguments`, `--state` added for the commands that take it.
+    func start(_ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe()) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
+        process.arguments = arguments + (["validate", "graph"].contains(arguments.first ?? "") ? [] : ["--state", state])
+        process.currentDirectoryURL = URL(fileURLWithPath: root)
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOBRUNNER_STATE"] = nil
+        process.environment = environment
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        return process
+    }
+
+    /// Runs `jobrunner` to completion.
+    func run(_ arguments: String...) throws -> Finished {
+        let out = Pipe()
+        let err = Pipe()
+        let process = try start(arguments, stdout: out, stderr: err)
+        // Read both pipes fully before waiting, so a chatty child never blocks on a full pipe.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Finished(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    func read(_ relative: String) -> String {
+        (try? String(contentsOfFile: root + "/" + relative, encoding: .utf8)) ?? ""
+    }
+}
+
+/// Reads a pipe line by line on a thread of its own, so a test can await a line.
+final class LineReader: @unchecked Sendable {
+    // @unchecked: `lines` and `waiters` are guarded by `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    private var closed = false
+    private var waiters: [(String, CheckedContinuation<Bool, Never>)] = []
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        let thread = Thread { [self] in
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    add(line)
+                }
+            }
+            finish()
+        }
+        thread.start()
+    }
+
+    private func add(_ line: String) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
+            lines.append(line)
+            let matched = waiters.filter { line.contains($0.0) }.map(\.1)
+            waiters.removeAll { line.contains($0.0) }
+            return matched
+        }
+        for waiter in ready { waiter.resume(returning: true) }
+    }
+
+    private func finish() {
+        let pending = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
+            closed = true
+            defer { waiters = [] }
+            return waiters.map(\.1)
+        }
+        for waiter in pending { waiter.resume(returning: false) }
+    }
+
+    /// Waits for a line containing `text`; false if the pipe closed first.
+    func waitFor(_ text: String) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let result: Bool? = lock.withLock {
+                if lines.contains(where: { $0.contains(text) }) { return true }
+                if closed { return false }
+                waiters.append((text, continuation))
+                return nil
+            }
+            if let result { continuation.resume(returning: result) }
+        }
+    }
+
+    var all: [String] { lock.withLock { lines } }
+}
+
+/// Waits for a process without blocking the caller's thread.
+func waitForExit(_ process: Process) async -> Int32 {
+    await withCheckedContinuation { continuation in
+        Thread {
+            process.waitUntilExit()
+            continuation.resume(returning: process.terminationStatus)
+        }.start()
+    }
+}
+
+/// Decodes `status --json`.
+func statusJSON(_ text: String) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+    return try #require(object as? [String: Any])
+}
