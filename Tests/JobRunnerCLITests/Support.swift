@@ -141,3 +141,44 @@ func statusJSON(_ text: String) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
     return try #require(object as? [String: Any])
 }
+
+/// The exit of a started process, awaitable with a time limit.
+final class ExitWatcher: @unchecked Sendable {
+    // @unchecked: all state is guarded by `lock`.
+    private let lock = NSLock()
+    private var status: Int32?
+    private var waiter: CheckedContinuation<Int32?, Never>?
+
+    init(_ process: Process) {
+        Thread { [self] in
+            process.waitUntilExit()
+            let waiting = lock.withLock { () -> CheckedContinuation<Int32?, Never>? in
+                status = process.terminationStatus
+                defer { waiter = nil }
+                return waiter
+            }
+            waiting?.resume(returning: process.terminationStatus)
+        }.start()
+    }
+
+    /// The exit status, or nil if the process still runs after `limit`.
+    func wait(atMost limit: Duration) async -> Int32? {
+        let timer = Task { [self] in
+            try? await Task.sleep(for: limit)
+            let waiting = lock.withLock { () -> CheckedContinuation<Int32?, Never>? in
+                defer { waiter = nil }
+                return waiter
+            }
+            waiting?.resume(returning: nil)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let done: Int32? = lock.withLock {
+                if let status { return status }
+                waiter = continuation
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Kills the runner with SIGKILL at random moments while it works through a DAG, restarts it
+/// each time, and checks that nothing was lost: every job succeeds, no job started before its
+/// needs had finished, and no job that had finished ran again.
+@Suite struct CrashTests {
+    /// 36 jobs: six chains of six; every job after the first level also needs the job before
+    /// it in the neighbouring chain.
+    static func dag() -> (yaml: String, needs: [String: [String]]) {
+        var yaml = """
+            pipelines:
+              work: { maxConcurrent: 3 }
+            defaults:
+              pipeline: work
+              retry: { attempts: 50, backoff: none }
+              run: |
+                echo "start $JOBRUNNER_JOB $JOBRUNNER_ATTEMPT" >> ../marks
+                sleep 0.2
+                echo "end $JOBRUNNER_JOB $JOBRUNNER_ATTEMPT" >> ../marks
+            jobs:
+
+            """
+        var needs: [String: [String]] = [:]
+        for chain in 0..<6 {
+            for step in 0..<6 {
+                let id = "c\(chain)s\(step)"
+                var list: [String] = []
+                if step > 0 { list.append("c\(chain)s\(step - 1)") }
+                if step > 0 && chain > 0 { list.append("c\(chain - 1)s\(step - 1)") }
+                needs[id] = list
+                yaml += "  \(id):\n"
+                if !list.isEmpty { yaml += "    needs: [\(list.joined(separator: ", "))]\n" }
+                if list.isEmpty { yaml += "    priority: 0\n" }
+            }
+        }
+        return (yaml, needs)
+    }
+
+    @Test func survivesSigkillAtRandomMoments() async throws {
+        let (yaml, needs) = Self.dag()
+        let workspace = try Workspace(files: ["dag.yaml": yaml])
+        var random = SystemRandomNumberGenerator()
+        var kills = 0
+        var finished: Int32?
+        for _ in 0..<60 {
+            let runner = try workspace.start(["run", "jobs", "--progress", "none"])
+            // A random moment: the point of the test is an arbitrary kill time, not waiting for
+            // something. At least 400 ms, longer than a restart and one job, so no job is caught three times.
+            let delay = UInt64.random(in: 400...900, using: &random)
+            let watcher = ExitWatcher(runner)
+            if let exited = await watcher.wait(atMost: .milliseconds(delay)) {
+                finished = exited
+                break
+            }
+            kill(runner.processIdentifier, SIGKILL)
+            let status = await watcher.wait(atMost: .seconds(60))
+            if status == SIGKILL { kills += 1 }
+        }
+        #expect(finished == 0, "the run completes after \(kills) kills")
+        #expect(kills >= 3, "the runner was killed mid-run \(kills) times")
+
+        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let jobs = try #require(status["jobs"] as? [[String: Any]])
+        #expect(jobs.count == 36)
+        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" }, "\(jobs.filter { $0["state"] as? String != "succeeded" })")
+        let finalAttempt = Dictionary(uniqueKeysWithValues: jobs.map { ($0["id"] as? String ?? "", $0["attempts"] as? Int ?? 0) })
+
+        let marks = workspace.read("marks").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        var ended: [String: Int] = [:]  // job -> line of the end of its final (succeeded) attempt
+        var startedAttempts = Set<String>()
+        for (line, mark) in marks.enumerated() {
+            guard mark.count == 3, let attempt = Int(mark[2]) else { continue }
+            let (kind, job) = (mark[0], mark[1])
+            if kind == "start" {
+                #expect(startedAttempts.insert("\(job)#\(attempt)").inserted, "attempt \(attempt) of \(job) started twice")
+                #expect(ended[job] == nil, "\(job) started again after it had succeeded")
+                for need in needs[job] ?? [] {
+                    #expect(ended[need] != nil, "\(job) started before its need \(need) had finished")
+                }
+                #expect(attempt <= finalAttempt[job] ?? 0)
+            } else if kind == "end", attempt == finalAttempt[job] {
+                ended[job] = line
+            }
+        }
+        #expect(ended.count == 36, "every job's succeeded attempt ran to its end")
+        let ends = Set(marks.filter { $0.first == "end" }.map { $0.dropFirst().joined(separator: "#") })
+        let cutShort = startedAttempts.subtracting(ends)
+        #expect(!cutShort.isEmpty, "some attempt was cut short by a kill, so recovery was exercised")
+    }
+}
