@@ -25,8 +25,8 @@ import Testing
         let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
         let run = try workspace.run("run", "jobs", "--progress", "plain", "--events", "events.jsonl")
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("started    prepare (attempt 1)"))
-        #expect(run.stdout.contains("retrying   test in "))
+        #expect(run.stdout.contains("started     prepare (attempt 1)"))
+        #expect(run.stdout.contains("retrying    test in "))
         #expect(run.stdout.contains("succeeded in"))
 
         let status = try statusJSON(workspace.run("status", "--json").stdout)
@@ -165,7 +165,7 @@ import Testing
         let resumed = try workspace.run("run", "jobs", "--progress", "plain")
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         #expect(resumed.stdout.contains("(resumed)"))
-        #expect(!resumed.stdout.contains("started    first"), "a finished job does not run again")
-        #expect(resumed.stdout.contains("started    slow (attempt 2)"))
+        #expect(!resumed.stdout.contains("started     first"), "a finished job does not run again")
+        #expect(resumed.stdout.contains("started     slow (attempt 2)"))
     }
 }
