@@ -28,7 +28,7 @@ struct JobFileParser {
         var file = ParsedFile(path: reader.file)
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
             reader.add(Self.diagnostic(for: error, file: reader.file))
             return file
@@ -41,7 +41,7 @@ struct JobFileParser {
         let top = reader.known(entries, allowed: Keys.topLevel, in: "the top level")
 
         if let version = top["version"] {
-            if reader.int(version.value, what: "version") != 1, version.value.int != nil {
+            if reader.int(version.value, what: "version") != 1, NodeReader.plainInt(version.value) != nil {
                 reader.error(version.value, "version must be 1, the only version of the job file format")
             }
         }

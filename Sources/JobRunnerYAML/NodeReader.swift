@@ -32,9 +32,49 @@ struct NodeReader {
 
     mutating func add(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
 
+    // Files are composed with Yams' basic resolver (no regular expression per scalar, which
+    // cost most of the load time of large files); plain scalars are typed here instead, by the
+    // YAML core schema plus the yes/no/on/off spellings people still write.
+
     static func isNull(_ node: Node) -> Bool {
         guard case .scalar(let scalar) = node else { return false }
-        return scalar.tag.rawValue == Tag.Name.null.rawValue || (scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string))
+        return scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+    }
+
+    static func plainBool(_ node: Node) -> Bool? {
+        guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
+        switch scalar.string {
+        case "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON": return true
+        case "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF": return false
+        default: return nil
+        }
+    }
+
+    static func plainInt(_ node: Node) -> Int? {
+        guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
+        var text = Substring(scalar.string)
+        let negative = text.first == "-"
+        if text.first == "-" || text.first == "+" { text = text.dropFirst() }
+        let magnitude: Int?
+        if text.hasPrefix("0x") {
+            magnitude = Int(text.dropFirst(2), radix: 16)
+        } else if text.hasPrefix("0o") {
+            magnitude = Int(text.dropFirst(2), radix: 8)
+        } else if text.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            magnitude = Int(text)
+        } else {
+            magnitude = nil
+        }
+        return magnitude.map { negative ? -$0 : $0 }
+    }
+
+    static func plainDouble(_ node: Node) -> Double? {
+        guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
+        let text = scalar.string
+        guard text.contains(where: { $0.isNumber }), !text.contains(where: { $0.isLetter && $0 != "e" && $0 != "E" }),
+            let value = Double(text), value.isFinite
+        else { return nil }
+        return value
     }
 
     private static func describe(_ node: Node) -> String {
@@ -104,7 +144,7 @@ struct NodeReader {
     }
 
     mutating func bool(_ node: Node, what: String) -> Bool? {
-        guard case .scalar = node, let value = node.bool else {
+        guard let value = Self.plainBool(node) else {
             error(node, "\(what) must be true or false, not \(Self.describe(node))")
             return nil
         }
@@ -112,7 +152,7 @@ struct NodeReader {
     }
 
     mutating func int(_ node: Node, what: String, range: ClosedRange<Int>? = nil) -> Int? {
-        guard case .scalar = node, let value = node.int else {
+        guard let value = Self.plainInt(node) else {
             error(node, "\(what) must be a whole number, not \(Self.describe(node))")
             return nil
         }
@@ -124,7 +164,7 @@ struct NodeReader {
     }
 
     mutating func number(_ node: Node, what: String) -> Double? {
-        guard case .scalar = node, let value = node.int.map(Double.init) ?? node.float, value.isFinite else {
+        guard let value = Self.plainInt(node).map(Double.init) ?? Self.plainDouble(node) else {
             error(node, "\(what) must be a number, not \(Self.describe(node))")
             return nil
         }
@@ -176,11 +216,9 @@ struct NodeReader {
         switch node {
         case .scalar(let scalar):
             if Self.isNull(node) { return .null }
-            if scalar.style == .plain || scalar.tag.rawValue != Tag.Name.implicit.rawValue {
-                if let value = node.bool, scalar.tag.rawValue != Tag.Name.str.rawValue { return .bool(value) }
-                if let value = node.int, scalar.tag.rawValue != Tag.Name.str.rawValue { return .int(value) }
-                if let value = node.float, scalar.tag.rawValue != Tag.Name.str.rawValue, value.isFinite { return .double(value) }
-            }
+            if let value = Self.plainBool(node) { return .bool(value) }
+            if let value = Self.plainInt(node) { return .int(value) }
+            if let value = Self.plainDouble(node) { return .double(value) }
             return .string(scalar.string)
         case .sequence(let sequence):
             return .array(sequence.map { json($0) })
