@@ -4,10 +4,17 @@ import Glibc
 /// An attempt's log file, capped by keeping the head and the tail (SPEC 5.2): the first
 /// `headLimit` bytes go straight to disk, the last `tailLimit` bytes are kept in memory, and
 /// what falls between is counted and replaced by one line that says how much was cut.
+///
+/// The file (and its directory) is created at the first byte of output: an attempt that
+/// prints nothing costs no file-system work, which matters because every file created
+/// lengthens the journal commit that the store's next fsync waits for.
 public final class CappedLog {
     public static let defaultLimit = 10 << 20
 
-    private let fd: Int32
+    private let path: String
+    private var fd: Int32 = -1
+    /// Why the file could not be opened, if it could not; output is then dropped.
+    public private(set) var openError: String?
     private let headLimit: Int
     private let tailLimit: Int
     private var written = 0
@@ -17,24 +24,29 @@ public final class CappedLog {
     private var cut = 0
     private var finished = false
 
-    /// Creates (truncating) the log file at `path`, with its directory.
-    public init(path: String, limit: Int = CappedLog.defaultLimit) throws {
-        var fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 && errno == ENOENT {
-            // First attempt of this job: make its directory (and the run's) once.
-            let directory = (path as NSString).deletingLastPathComponent
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        }
-        guard fd >= 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
-        self.fd = fd
+    /// A log that will be written to `path` (truncated) once there is output.
+    public init(path: String, limit: Int = CappedLog.defaultLimit) {
+        self.path = path
         headLimit = limit / 2
         tailLimit = limit - limit / 2
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Opens the file on first use; false when it cannot be (the reason is in `openError`).
+    private func ensureOpen() -> Bool {
+        if fd >= 0 { return true }
+        if openError != nil { return false }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 && errno == ENOENT {
+            // First output of this job: make its directory (and the run's).
+            let directory = (path as NSString).deletingLastPathComponent
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
+        if fd < 0 { openError = "cannot write \(path): \(String(cString: strerror(errno)))" }
+        return fd >= 0
+    }
 
     /// Adds output bytes.
     public func append(_ bytes: UnsafeRawBufferPointer) {
@@ -82,6 +94,7 @@ public final class CappedLog {
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty, ensureOpen() else { return }
         var offset = 0
         while offset < bytes.count {
             let result = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)

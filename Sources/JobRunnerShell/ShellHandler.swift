@@ -68,13 +68,8 @@ public struct ShellHandler: JobHandler {
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
         let files = AttemptFiles(directory: request.workDirectory, attempt: request.attempt)
-        let log: CappedLog
-        do {
-            log = try CappedLog(path: request.logPath, limit: logLimit)
-            files.clear()
-        } catch {
-            return AttemptResult(outcome: .failed, reason: "cannot create the attempt's log or files: \(error)")
-        }
+        let log = CappedLog(path: request.logPath, limit: logLimit)
+        files.clear()
         let executable: Executable
         let arguments: Arguments
         switch request.job.handler {

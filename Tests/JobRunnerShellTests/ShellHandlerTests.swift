@@ -179,7 +179,7 @@ final class PIDBox: @unchecked Sendable {
     @Test func keepsHeadAndTailAndSaysHowMuchWasCut() throws {
         let scratch = try Scratch()
         let path = scratch.path + "/cap.log"
-        let log = try CappedLog(path: path, limit: 20)
+        let log = CappedLog(path: path, limit: 20)
         let text = Array("0123456789abcdefghijKLMNOPQRSTUVWXYZ".utf8)
         // Feed in uneven pieces, as a pipe delivers them.
         for chunk in [text[0..<3], text[3..<17], text[17..<18], text[18...]] {
@@ -194,7 +194,7 @@ final class PIDBox: @unchecked Sendable {
     @Test func shortOutputIsKeptWhole() throws {
         let scratch = try Scratch()
         let path = scratch.path + "/short.log"
-        let log = try CappedLog(path: path, limit: 100)
+        let log = CappedLog(path: path, limit: 100)
         Array("hello\n".utf8).withUnsafeBytes { log.append($0) }
         log.finish()
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "hello\n")
