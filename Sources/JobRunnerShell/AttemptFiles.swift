@@ -11,9 +11,9 @@ struct AttemptFiles {
     let outputPath: String
     let controlPath: String
 
-    init(directory: String, attempt: Int) {
-        outputPath = "\(directory)/\(attempt).output"
-        controlPath = "\(directory)/\(attempt).control"
+    init(directory: String, job: String, attempt: Int) {
+        outputPath = "\(directory)/\(job).\(attempt).output"
+        controlPath = "\(directory)/\(job).\(attempt).control"
     }
 
     /// Removes files a previous runner may have left at these paths (a job creates them by

@@ -23,6 +23,7 @@ public struct ShellHandler: JobHandler {
     /// The runner's environment, which jobs inherit.
     public var baseEnvironment: [String: String]
     public var logLimit: Int
+    private let directories = KnownDirectories()
 
     public init(
         clock: any RunnerClock = SystemClock(), gracePeriod: Duration = .seconds(5),
@@ -67,8 +68,13 @@ public struct ShellHandler: JobHandler {
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        let files = AttemptFiles(directory: request.workDirectory, attempt: request.attempt)
+        let files = AttemptFiles(directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
         let log = CappedLog(path: request.logPath, limit: logLimit)
+        do {
+            try directories.ensure(request.workDirectory)
+        } catch {
+            return AttemptResult(outcome: .failed, reason: "cannot create \(request.workDirectory): \(error)")
+        }
         files.clear()
         let executable: Executable
         let arguments: Arguments
@@ -186,4 +192,15 @@ extension HandlerSpec {
 private final class AttemptState: Sendable {
     let timedOut = Atomic<Bool>(false)
     let processGroup = Atomic<Int32>(0)
+}
+
+/// Directories already made, so each run's directory is created once, not once per attempt.
+private final class KnownDirectories: Sendable {
+    private let made = Mutex<Set<String>>([])
+
+    func ensure(_ path: String) throws {
+        if made.withLock({ $0.contains(path) }) { return }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        made.withLock { _ = $0.insert(path) }
+    }
 }

@@ -7,7 +7,7 @@ public struct AttemptRequest: Sendable {
     public var attempt: Int
     /// Where the attempt's output goes (created by the handler).
     public var logPath: String
-    /// A private directory for the attempt's control and output files.
+    /// The run's directory for attempt files: handlers name theirs after job and attempt.
     public var workDirectory: String
     /// Outputs of the jobs this one needs, by job id.
     public var neededOutputs: [String: [String: String]]

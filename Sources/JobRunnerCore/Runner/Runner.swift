@@ -244,7 +244,7 @@ public final class Runner: Sendable {
         let jobID = job.id
         return AttemptRequest(
             runID: runID, job: job, attempt: attempt, logPath: scheduler.logPath(job: job.id, attempt: attempt),
-            workDirectory: "\(options.logDirectory)/\(runID)/\(job.id)", neededOutputs: needed,
+            workDirectory: "\(options.logDirectory)/\(runID)", neededOutputs: needed,
             onSpawn: { pid in continuation.yield(.spawned(jobID: jobID, attempt: attempt, pid: pid)) })
     }
 }
