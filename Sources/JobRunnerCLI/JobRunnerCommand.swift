@@ -42,7 +42,9 @@ struct GlobalOptions: ParsableArguments {
 
     /// The state directory chosen by `--state`, `$JOBRUNNER_STATE`, or the default.
     var stateDirectory: StateDirectory {
-        let environment = ProcessInfo.processInfo.environment["JOBRUNNER_STATE"].flatMap { $0.isEmpty ? nil : $0 }
+        let environment = ProcessInfo.processInfo.environment["JOBRUNNER_STATE"].flatMap {
+            $0.isEmpty ? nil : $0
+        }
         return StateDirectory(path: state ?? environment ?? ".jobrunner")
     }
 }

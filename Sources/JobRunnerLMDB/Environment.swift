@@ -59,11 +59,14 @@ final class Environment: @unchecked Sendable {
     /// Turns the fsync at commit off or back on (`MDB_NOSYNC`); only the writer thread calls it,
     /// between transactions. The next synced commit flushes what unsynced ones wrote.
     func setSync(_ enabled: Bool) throws(LMDBError) {
-        try LMDBError.check(mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), enabled ? 0 : 1), "mdb_env_set_flags")
+        try LMDBError.check(
+            mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), enabled ? 0 : 1), "mdb_env_set_flags")
     }
 
     /// Runs `body` in a write transaction and commits it (one fsync); aborts if `body` throws.
-    func write<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError) -> Result {
+    func write<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError)
+        -> Result
+    {
         var txn: OpaquePointer?
         try LMDBError.check(mdb_txn_begin(handle, nil, 0, &txn), "mdb_txn_begin")
         guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
@@ -80,7 +83,8 @@ final class Environment: @unchecked Sendable {
     }
 
     /// Runs `body` in a read-only transaction.
-    func read<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError) -> Result {
+    func read<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError) -> Result
+    {
         var txn: OpaquePointer?
         try LMDBError.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
         guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
@@ -125,7 +129,9 @@ struct Transaction: ~Copyable {
     }
 
     /// Every key/value pair whose key starts with `prefix` (all pairs when it is empty), in key order.
-    func scan(_ dbi: MDB_dbi, prefix: [UInt8], _ visit: (_ key: [UInt8], _ value: [UInt8]) throws(LMDBError) -> Void)
+    func scan(
+        _ dbi: MDB_dbi, prefix: [UInt8], _ visit: (_ key: [UInt8], _ value: [UInt8]) throws(LMDBError) -> Void
+    )
         throws(LMDBError)
     {
         var cursor: OpaquePointer?
@@ -137,7 +143,8 @@ struct Transaction: ~Copyable {
         var code: Int32 = start.withUnsafeMutableBytes { bytes in
             key = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
             return prefix.isEmpty
-                ? mdb_cursor_get(cursor, &key, &value, MDB_FIRST) : mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+                ? mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+                : mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
         }
         while code == 0 {
             let keyBytes = Self.bytes(key)

@@ -24,7 +24,10 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StoreError(.unusable, "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory")
+            throw StoreError(
+                .unusable,
+                "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory"
+            )
         }
         do {
             environment = try Environment(directory: directory, mapSize: mapSize)
@@ -44,19 +47,27 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     private func checkSchema() throws(StoreError) {
         let tables = environment.tables
         do {
-            let stored = try environment.read { txn throws(LMDBError) in try txn.get(tables.meta, key: StoreKey.schemaVersion) }
+            let stored = try environment.read { txn throws(LMDBError) in
+                try txn.get(tables.meta, key: StoreKey.schemaVersion)
+            }
             if let stored {
                 guard let version = Int(String(decoding: stored, as: UTF8.self)) else {
-                    throw StoreError(.corrupt, "the state database in \(environment.path) has an unreadable schema version; move it aside to start afresh")
+                    throw StoreError(
+                        .corrupt,
+                        "the state database in \(environment.path) has an unreadable schema version; move it aside to start afresh"
+                    )
                 }
                 if version > Self.schemaVersion {
                     throw StoreError(
                         .newerSchema,
-                        "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR")
+                        "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR"
+                    )
                 }
             } else {
                 try environment.write { txn throws(LMDBError) in
-                    try txn.put(tables.meta, key: StoreKey.schemaVersion, value: Array(String(Self.schemaVersion).utf8))
+                    try txn.put(
+                        tables.meta, key: StoreKey.schemaVersion,
+                        value: Array(String(Self.schemaVersion).utf8))
                 }
             }
         } catch let error as LMDBError {
@@ -79,7 +90,9 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 
     // MARK: Reading
 
-    private func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result) throws(StoreError) -> Result {
+    private func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result)
+        throws(StoreError) -> Result
+    {
         let tables = environment.tables
         let decoder = JSONDecoder()
         do {
@@ -146,7 +159,9 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder) throws(LMDBError) -> Value {
+    private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
+        throws(LMDBError) -> Value
+    {
         do {
             return try decoder.decode(type, from: Data(bytes))
         } catch {
@@ -193,7 +208,10 @@ private final class GroupCommitWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    func submit(_ changes: [StoreChange], sync: Bool, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+    func submit(
+        _ changes: [StoreChange], sync: Bool,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
         condition.lock()
         if closed {
             condition.unlock()
@@ -246,19 +264,28 @@ private final class GroupCommitWriter: @unchecked Sendable {
                 rows.append((tables.meta, StoreKey.currentRun, Array(id.utf8)))
             case .putJob(let runID, let job):
                 rows.append(
-                    (tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence),
-                     Array(try encoder.encode(job))))
+                    (
+                        tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence),
+                        Array(try encoder.encode(job))
+                    ))
             case .putAttempt(let runID, let attempt):
                 rows.append(
-                    (tables.attempts,
-                     StoreKey.attempt(runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence, number: attempt.number),
-                     Array(try encoder.encode(attempt))))
+                    (
+                        tables.attempts,
+                        StoreKey.attempt(
+                            runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence,
+                            number: attempt.number),
+                        Array(try encoder.encode(attempt))
+                    ))
             case .putOutputs(let runID, let jobID, let occurrence, let outputs):
                 rows.append(
-                    (tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence),
-                     Array(try encoder.encode(outputs))))
+                    (
+                        tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence),
+                        Array(try encoder.encode(outputs))
+                    ))
             case .putPipeline(let pipeline):
-                rows.append((tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
+                rows.append(
+                    (tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
             }
         }
         if !sync { try environment.setSync(false) }

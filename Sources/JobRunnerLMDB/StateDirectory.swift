@@ -26,13 +26,18 @@ public struct StateDirectory: Sendable {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
-                throw StoreError(.unusable, "the state path \(path) is a file, not a directory; remove it or pass --state DIR")
+                throw StoreError(
+                    .unusable,
+                    "the state path \(path) is a file, not a directory; remove it or pass --state DIR")
             }
         }
         do {
             try FileManager.default.createDirectory(atPath: logsPath, withIntermediateDirectories: true)
         } catch {
-            throw StoreError(.unusable, "cannot create the state directory \(path): \(error.localizedDescription); pass --state DIR with a writable directory")
+            throw StoreError(
+                .unusable,
+                "cannot create the state directory \(path): \(error.localizedDescription); pass --state DIR with a writable directory"
+            )
         }
     }
 
@@ -41,7 +46,10 @@ public struct StateDirectory: Sendable {
     public func lockForRunner() throws(StoreError) -> RunnerLock {
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw StoreError(.unusable, "cannot open \(lockPath): \(String(cString: strerror(errno))); check the state directory's permissions")
+            throw StoreError(
+                .unusable,
+                "cannot open \(lockPath): \(String(cString: strerror(errno))); check the state directory's permissions"
+            )
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let holder = Self.readPID(fd: fd)
@@ -49,7 +57,8 @@ public struct StateDirectory: Sendable {
             let who = holder.map { "another jobrunner (pid \($0))" } ?? "another jobrunner"
             throw StoreError(
                 .locked,
-                "the state directory \(path) is in use by \(who); wait for it to finish, stop it, or pass --state DIR")
+                "the state directory \(path) is in use by \(who); wait for it to finish, stop it, or pass --state DIR"
+            )
         }
         let text = Array("\(getpid())\n".utf8)
         _ = ftruncate(fd, 0)
@@ -73,7 +82,9 @@ public struct StateDirectory: Sendable {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        return Int32(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        return Int32(
+            String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        )
     }
 
     /// Opens the database.

@@ -47,7 +47,8 @@ struct AttemptFiles {
         var description: String {
             switch self {
             case .tooLarge(let size):
-                return "outputs too large: more than \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
+                return
+                    "outputs too large: more than \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
             case .malformed(let line, let text):
                 return "JOBRUNNER_OUTPUT line \(line) is not key=value: '\(text.prefix(80))'"
             }
@@ -63,9 +64,10 @@ struct AttemptFiles {
         case .success(let bytes?): data = bytes
         }
         var outputs: [String: String] = [:]
-        for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            .enumerated()
-        {
+        for (index, line) in String(decoding: data, as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false
+        )
+        .enumerated() {
             let text = line.hasSuffix("\r") ? line.dropLast() : line
             if text.isEmpty { continue }
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
@@ -78,13 +80,17 @@ struct AttemptFiles {
 
     /// What the control file asks for; unknown lines are ignored.
     func readControl() -> (skip: String?, retryAfter: Duration?) {
-        guard case .success(let read) = Self.read(controlPath, limit: 64 << 10), let data = read else { return (nil, nil) }
+        guard case .success(let read) = Self.read(controlPath, limit: 64 << 10), let data = read else {
+            return (nil, nil)
+        }
         var skip: String?
         var retryAfter: Duration?
         for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
             if line.hasPrefix("skip=") {
                 skip = String(line.dropFirst(5))
-            } else if line.hasPrefix("retry-after="), let value = JobDuration.parse(String(line.dropFirst(12))) {
+            } else if line.hasPrefix("retry-after="),
+                let value = JobDuration.parse(String(line.dropFirst(12)))
+            {
                 retryAfter = value
             }
         }

@@ -86,7 +86,8 @@ public final class CappedLog {
         guard !finished else { return }
         finished = true
         if cut > 0 {
-            let note = "\n[jobrunner: \(cut) bytes of output cut here to keep the log under \(headLimit + tailLimit) bytes]\n"
+            let note =
+                "\n[jobrunner: \(cut) bytes of output cut here to keep the log under \(headLimit + tailLimit) bytes]\n"
             Array(note.utf8).withUnsafeBytes { writeAll($0) }
         }
         let ordered = Array(tail[tailStart...] + tail[..<tailStart])

@@ -29,7 +29,9 @@ public struct ProcessGroups: OrphanTerminator {
     }
 
     private static func stat(of pid: Int32) -> (state: Substring, group: Int32)? {
-        guard let fields = statFields(of: pid), fields.count > 2, let group = Int32(fields[2]) else { return nil }
+        guard let fields = statFields(of: pid), fields.count > 2, let group = Int32(fields[2]) else {
+            return nil
+        }
         return (fields[0], group)
     }
 

@@ -27,7 +27,8 @@ public struct ShellHandler: JobHandler {
 
     public init(
         clock: any RunnerClock = SystemClock(), gracePeriod: Duration = .seconds(5),
-        baseEnvironment: [String: String] = ProcessInfo.processInfo.environment, logLimit: Int = CappedLog.defaultLimit
+        baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+        logLimit: Int = CappedLog.defaultLimit
     ) {
         self.clock = clock
         self.gracePeriod = gracePeriod
@@ -36,7 +37,9 @@ public struct ShellHandler: JobHandler {
     }
 
     /// The environment an attempt sees (SPEC 5.2, 5.7).
-    public func environment(for request: AttemptRequest, files: (output: String, control: String)) -> [String: String] {
+    public func environment(for request: AttemptRequest, files: (output: String, control: String)) -> [String:
+        String]
+    {
         var environment = baseEnvironment
         for (key, value) in request.job.environment { environment[key] = value }
         for (key, value) in request.job.parameters {
@@ -68,7 +71,8 @@ public struct ShellHandler: JobHandler {
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        let files = AttemptFiles(directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
+        let files = AttemptFiles(
+            directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
         let log = CappedLog(path: request.logPath, limit: logLimit)
         do {
             try directories.ensure(request.workDirectory)
@@ -97,7 +101,9 @@ public struct ShellHandler: JobHandler {
         }
         var options = PlatformOptions()
         options.processGroupID = 0
-        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)]
+        options.teardownSequence = [
+            .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
+        ]
 
         let state = AttemptState()
         let clock = self.clock
@@ -107,7 +113,8 @@ public struct ShellHandler: JobHandler {
         do {
             let result = try await Subprocess.run(
                 executable, arguments: arguments, environment: .custom([:]).updating(environment),
-                workingDirectory: FilePath(request.job.workingDirectory), platformOptions: options, input: .none,
+                workingDirectory: FilePath(request.job.workingDirectory), platformOptions: options,
+                input: .none,
                 output: .sequence, error: .combinedWithOutput
             ) { execution in
                 let pid = execution.processIdentifier.value
@@ -123,7 +130,8 @@ public struct ShellHandler: JobHandler {
                             }
                             state.timedOut.store(true, ordering: .relaxed)
                             await execution.teardown(using: [
-                                .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
+                                .gracefulShutDown(
+                                    toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
                             ])
                         }
                     }
@@ -164,15 +172,19 @@ public struct ShellHandler: JobHandler {
                 return AttemptResult(outcome: .failed, exitCode: 0, reason: error.description)
             case .success(let outputs):
                 if let reason = control.skip {
-                    return AttemptResult(outcome: .skipped, exitCode: 0, reason: reason.isEmpty ? "skipped" : reason, outputs: outputs)
+                    return AttemptResult(
+                        outcome: .skipped, exitCode: 0, reason: reason.isEmpty ? "skipped" : reason,
+                        outputs: outputs)
                 }
                 return AttemptResult(outcome: .succeeded, exitCode: 0, outputs: outputs)
             }
         case .exited(let code):
             let outcome: AttemptOutcome = code == RetryPolicy.tempFailExitCode ? .tempfail : .failed
-            return AttemptResult(outcome: outcome, exitCode: code, reason: "exit:\(code)", retryAfter: control.retryAfter)
+            return AttemptResult(
+                outcome: outcome, exitCode: code, reason: "exit:\(code)", retryAfter: control.retryAfter)
         case .signaled(let signal):
-            return AttemptResult(outcome: .failed, signal: signal, reason: "signal:\(signal)", retryAfter: control.retryAfter)
+            return AttemptResult(
+                outcome: .failed, signal: signal, reason: "signal:\(signal)", retryAfter: control.retryAfter)
         }
     }
 }

@@ -33,7 +33,8 @@ public final class ManualClock: RunnerClock {
             return state.nextID
         }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<Void, any Error>) in
                 let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
                     if deadline <= state.now {
                         continuation.resume()

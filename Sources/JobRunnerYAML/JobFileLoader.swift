@@ -21,7 +21,9 @@ public enum JobFileLoader {
             var isDirectory: ObjCBool = false
             guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 diagnostics.append(
-                    Diagnostic(at: SourceLocation(file: path, line: 1, column: 1), "no such file or directory; name a job file or a directory of them"))
+                    Diagnostic(
+                        at: SourceLocation(file: path, line: 1, column: 1),
+                        "no such file or directory; name a job file or a directory of them"))
                 continue
             }
             guard isDirectory.boolValue else {
@@ -38,7 +40,9 @@ public enum JobFileLoader {
             }
             if found.isEmpty {
                 diagnostics.append(
-                    Diagnostic(at: SourceLocation(file: path, line: 1, column: 1), "no *.yaml or *.yml job files in this directory"))
+                    Diagnostic(
+                        at: SourceLocation(file: path, line: 1, column: 1),
+                        "no *.yaml or *.yml job files in this directory"))
             }
             files.append(contentsOf: found.sorted())
         }
@@ -52,11 +56,16 @@ public enum JobFileLoader {
         var parsed: [ParsedFile] = []
         for (index, file) in files.enumerated() {
             guard let data = FileManager.default.contents(atPath: file) else {
-                diagnostics.append(Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "cannot read this file; check its permissions"))
+                diagnostics.append(
+                    Diagnostic(
+                        at: SourceLocation(file: file, line: 1, column: 1),
+                        "cannot read this file; check its permissions"))
                 continue
             }
             guard let text = String(data: data, encoding: .utf8) else {
-                diagnostics.append(Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "this file is not UTF-8 text"))
+                diagnostics.append(
+                    Diagnostic(
+                        at: SourceLocation(file: file, line: 1, column: 1), "this file is not UTF-8 text"))
                 continue
             }
             var parser = JobFileParser(path: file, fileIndex: index)
@@ -81,7 +90,8 @@ public enum JobFileLoader {
         let (workload, crossFile) = check(parsed)
         diagnostics.append(contentsOf: crossFile)
         let sorted = diagnostics.sortedByLocation()
-        return Result(workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: texts.map(\.path))
+        return Result(
+            workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: texts.map(\.path))
     }
 
     /// The checks that span files: duplicate ids and pipelines, unknown needs, pipelines and
@@ -92,7 +102,10 @@ public enum JobFileLoader {
         for pipeline in files.flatMap(\.pipelines) {
             if let first = pipelines[pipeline.name], let location = pipeline.location {
                 diagnostics.append(
-                    Diagnostic(at: location, "pipeline '\(pipeline.name)' is declared twice; the first is at \(first.location?.description ?? "?")"))
+                    Diagnostic(
+                        at: location,
+                        "pipeline '\(pipeline.name)' is declared twice; the first is at \(first.location?.description ?? "?")"
+                    ))
                 continue
             }
             pipelines[pipeline.name] = pipeline
@@ -101,7 +114,9 @@ public enum JobFileLoader {
         for constraint in files.flatMap(\.constraints) {
             if let first = constraints[constraint.name] {
                 diagnostics.append(
-                    Diagnostic(at: constraint.location, "constraint '\(constraint.name)' is declared twice; the first is at \(first)"))
+                    Diagnostic(
+                        at: constraint.location,
+                        "constraint '\(constraint.name)' is declared twice; the first is at \(first)"))
                 continue
             }
             constraints[constraint.name] = constraint.location
@@ -113,9 +128,13 @@ public enum JobFileLoader {
             let id = job.definition.id
             if let first = byID[id] {
                 diagnostics.append(
-                    Diagnostic(at: job.definition.location, "duplicate job id '\(id)'; it is also defined at \(first.definition.location)"))
+                    Diagnostic(
+                        at: job.definition.location,
+                        "duplicate job id '\(id)'; it is also defined at \(first.definition.location)"))
                 diagnostics.append(
-                    Diagnostic(at: first.definition.location, "duplicate job id '\(id)'; it is also defined at \(job.definition.location)"))
+                    Diagnostic(
+                        at: first.definition.location,
+                        "duplicate job id '\(id)'; it is also defined at \(job.definition.location)"))
                 continue
             }
             byID[id] = job
@@ -127,26 +146,33 @@ public enum JobFileLoader {
             let definition = job.definition
             for (need, location) in zip(definition.needs, job.needLocations) where byID[need] == nil {
                 diagnostics.append(
-                    Diagnostic(at: location, "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"))
+                    Diagnostic(
+                        at: location,
+                        "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
+                    ))
             }
             if definition.pipeline != PipelineDefinition.defaultName, pipelines[definition.pipeline] == nil {
                 diagnostics.append(
                     Diagnostic(
                         at: job.pipelineLocation,
-                        "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"))
+                        "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"
+                    ))
             }
-            for (name, location) in zip(definition.constraints, job.constraintLocations) where constraints[name] == nil {
+            for (name, location) in zip(definition.constraints, job.constraintLocations)
+            where constraints[name] == nil {
                 diagnostics.append(
                     Diagnostic(
                         at: location,
-                        "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: Array(constraints.keys)))"))
+                        "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: Array(constraints.keys)))"
+                    ))
             }
         }
         if let cycle = JobGraph.findCycle(in: jobs.map { ($0.definition.id, $0.definition.needs) }),
             let first = cycle.first, let job = byID[first]
         {
             diagnostics.append(
-                Diagnostic(at: job.definition.location, "dependency cycle: \(cycle.joined(separator: " -> "))"))
+                Diagnostic(
+                    at: job.definition.location, "dependency cycle: \(cycle.joined(separator: " -> "))"))
         }
         let workload = Workload(jobs: jobs.map(\.definition), pipelines: Array(pipelines.values))
         return (workload, diagnostics)

@@ -9,7 +9,9 @@ extension JobFileParser {
         let id = entry.key
         let location = reader.location(entry.keyNode)
         if !Self.isValidName(id) {
-            reader.error(entry.keyNode, "job id '\(id)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
+            reader.error(
+                entry.keyNode,
+                "job id '\(id)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
         }
         guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return nil }
         let own = reader.known(fields, allowed: Keys.job, in: "job '\(id)'")
@@ -18,7 +20,8 @@ extension JobFileParser {
         var handler: HandlerSpec?
         switch (keys["run"], keys["plugin"]) {
         case (nil, nil):
-            reader.error(entry.keyNode, "job '\(id)' needs either 'run' (a command) or 'plugin' (name.handler)")
+            reader.error(
+                entry.keyNode, "job '\(id)' needs either 'run' (a command) or 'plugin' (name.handler)")
         case (.some, .some(let plugin)):
             reader.error(plugin.keyNode, "job '\(id)' has both 'run' and 'plugin'; keep one of them")
         case (.some(let run), nil):
@@ -29,9 +32,12 @@ extension JobFileParser {
                 if parts.count == 2, Self.isValidName(parts[0]), Self.isValidName(parts[1]) {
                     reader.error(
                         plugin.value,
-                        "cannot load plugin '\(parts[0])' for job '\(id)': this jobrunner does not load plugins yet; use 'run' for now")
+                        "cannot load plugin '\(parts[0])' for job '\(id)': this jobrunner does not load plugins yet; use 'run' for now"
+                    )
                 } else {
-                    reader.error(plugin.value, "plugin must be written as <plugin>.<handler>, like users.refresh, not '\(text)'")
+                    reader.error(
+                        plugin.value,
+                        "plugin must be written as <plugin>.<handler>, like users.refresh, not '\(text)'")
                 }
             }
         }
@@ -67,18 +73,25 @@ extension JobFileParser {
             pipelineLocation = reader.location(entry.value)
             if let name = reader.nonEmptyString(entry.value, what: "pipeline") { job.pipeline = name }
         }
-        if let node = keys["needs"]?.value, !NodeReader.isNull(node), let needs = reader.stringList(node, what: "needs") {
+        if let node = keys["needs"]?.value, !NodeReader.isNull(node),
+            let needs = reader.stringList(node, what: "needs")
+        {
             var seen = Set<String>()
             for (need, needNode) in needs where seen.insert(need).inserted {
                 job.needs.append(need)
                 needLocations.append(reader.location(needNode))
             }
         }
-        if let node = keys["priority"]?.value, let value = reader.int(node, what: "priority") { job.priority = value }
-        if let node = keys["requiresInternet"]?.value, let value = reader.bool(node, what: "requiresInternet") {
+        if let node = keys["priority"]?.value, let value = reader.int(node, what: "priority") {
+            job.priority = value
+        }
+        if let node = keys["requiresInternet"]?.value, let value = reader.bool(node, what: "requiresInternet")
+        {
             job.requiresInternet = value
             if value {
-                reader.warning(node, "requiresInternet is not enforced yet: job '\(id)' runs as if the machine were online")
+                reader.warning(
+                    node,
+                    "requiresInternet is not enforced yet: job '\(id)' runs as if the machine were online")
             }
         }
         if let node = keys["constraints"]?.value, !NodeReader.isNull(node),
@@ -89,14 +102,21 @@ extension JobFileParser {
                 constraintLocations.append(reader.location(nameNode))
             }
             if !names.isEmpty {
-                reader.error(node, "constraints are not supported by this jobrunner yet; job '\(id)' cannot run safely without its checks")
+                reader.error(
+                    node,
+                    "constraints are not supported by this jobrunner yet; job '\(id)' cannot run safely without its checks"
+                )
             }
         }
-        if let node = keys["timeout"]?.value { job.timeout = reader.duration(node, what: "timeout", allowZero: false) }
+        if let node = keys["timeout"]?.value {
+            job.timeout = reader.duration(node, what: "timeout", allowZero: false)
+        }
         job.retry = parseRetry(defaults: defaults["retry"], job: own["retry"])
         for key in ["every", "cron"] {
             guard let node = keys[key]?.value else { continue }
-            if key == "every" { _ = reader.duration(node, what: "every", allowZero: false) } else {
+            if key == "every" {
+                _ = reader.duration(node, what: "every", allowZero: false)
+            } else {
                 _ = reader.nonEmptyString(node, what: "cron")
             }
             reader.error(node, "periodic jobs ('\(key)') are not supported by this jobrunner yet")
@@ -106,10 +126,15 @@ extension JobFileParser {
         if let node = keys["timezone"]?.value, let name = reader.nonEmptyString(node, what: "timezone"),
             TimeZone(identifier: name) == nil
         {
-            reader.error(node, "timezone '\(name)' is not a known IANA time zone name, like Europe/Berlin or UTC")
+            reader.error(
+                node, "timezone '\(name)' is not a known IANA time zone name, like Europe/Berlin or UTC")
         }
-        if let node = keys["isolation"]?.value { _ = reader.choice(node, what: "isolation", as: Isolation.self) }
-        if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") { job.enabled = value }
+        if let node = keys["isolation"]?.value {
+            _ = reader.choice(node, what: "isolation", as: Isolation.self)
+        }
+        if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") {
+            job.enabled = value
+        }
         return ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations)
@@ -138,21 +163,31 @@ extension JobFileParser {
         var merged: [String: Entry] = [:]
         for source in [defaults, job].compactMap({ $0 }) {
             guard let entries = reader.entries(source.value, what: "retry") else { continue }
-            for (key, value) in reader.known(entries, allowed: Keys.retry, in: "retry") { merged[key] = value }
+            for (key, value) in reader.known(entries, allowed: Keys.retry, in: "retry") {
+                merged[key] = value
+            }
         }
         if let node = merged["attempts"]?.value {
             if node.scalar?.string == "unlimited" {
                 policy.attempts = nil
-            } else if let value = reader.int(node, what: "retry.attempts (a number or 'unlimited')", range: 1...1_000_000) {
+            } else if let value = reader.int(
+                node, what: "retry.attempts (a number or 'unlimited')", range: 1...1_000_000)
+            {
                 policy.attempts = value
             }
         }
-        if let node = merged["backoff"]?.value, let value = reader.choice(node, what: "retry.backoff", as: RetryPolicy.Backoff.self) {
+        if let node = merged["backoff"]?.value,
+            let value = reader.choice(node, what: "retry.backoff", as: RetryPolicy.Backoff.self)
+        {
             policy.backoff = value
         }
-        if let node = merged["delay"]?.value, let value = reader.duration(node, what: "retry.delay") { policy.delay = value }
+        if let node = merged["delay"]?.value, let value = reader.duration(node, what: "retry.delay") {
+            policy.delay = value
+        }
         if let node = merged["factor"]?.value, let value = reader.number(node, what: "retry.factor") {
-            if value >= 1 && value <= 1000 { policy.factor = value } else {
+            if value >= 1 && value <= 1000 {
+                policy.factor = value
+            } else {
                 reader.error(node, "retry.factor must be between 1 and 1000, not \(value)")
             }
         }
@@ -160,7 +195,9 @@ extension JobFileParser {
             policy.maxDelay = value
         }
         if let node = merged["jitter"]?.value, let value = reader.number(node, what: "retry.jitter") {
-            if (0...1).contains(value) { policy.jitter = value } else {
+            if (0...1).contains(value) {
+                policy.jitter = value
+            } else {
                 reader.error(node, "retry.jitter must be between 0 and 1, not \(value)")
             }
         }
@@ -168,14 +205,18 @@ extension JobFileParser {
             if case .sequence(let items) = node {
                 var codes = Set<Int32>()
                 for item in items {
-                    if let code = reader.int(item, what: "each exit code of retry.on", range: 1...255) { codes.insert(Int32(code)) }
+                    if let code = reader.int(item, what: "each exit code of retry.on", range: 1...255) {
+                        codes.insert(Int32(code))
+                    }
                 }
                 policy.retryOn = codes
             } else {
                 reader.error(node, "retry.on must be a list of exit codes, like [1, 75]")
             }
         }
-        if let node = merged["maxElapsed"]?.value, let value = reader.duration(node, what: "retry.maxElapsed", allowZero: false) {
+        if let node = merged["maxElapsed"]?.value,
+            let value = reader.duration(node, what: "retry.maxElapsed", allowZero: false)
+        {
             policy.maxElapsed = value
         }
         return policy

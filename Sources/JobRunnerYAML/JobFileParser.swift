@@ -33,7 +33,9 @@ struct JobFileParser {
             reader.add(Self.diagnostic(for: error, file: reader.file))
             return file
         } catch {
-            reader.add(Diagnostic(at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot parse YAML: \(error)"))
+            reader.add(
+                Diagnostic(
+                    at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot parse YAML: \(error)"))
             return file
         }
         guard let root, !NodeReader.isNull(root) else { return file }
@@ -76,16 +78,17 @@ struct JobFileParser {
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
             .composer(let context, let problem, let mark, _):
-            let where_ = context.map { " \($0.text)" } ?? ""
+            let place = context.map { " \($0.text)" } ?? ""
             return Diagnostic(
                 at: SourceLocation(file: file, line: mark.line, column: mark.column),
-                "invalid YAML: \(problem)\(where_)")
+                "invalid YAML: \(problem)\(place)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             // Yams stops at the first map with a repeated key; it names the first occurrence.
             let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
             return Diagnostic(
                 at: SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
-                "duplicate key \(keys) in one map: each key (and each job id) may appear only once; rename or remove the repeat")
+                "duplicate key \(keys) in one map: each key (and each job id) may appear only once; rename or remove the repeat"
+            )
         default:
             return Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
         }
@@ -96,24 +99,36 @@ struct JobFileParser {
         var result: [PipelineDefinition] = []
         for entry in entries {
             guard Self.isValidName(entry.key) else {
-                reader.error(entry.keyNode, "pipeline name '\(entry.key)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
+                reader.error(
+                    entry.keyNode,
+                    "pipeline name '\(entry.key)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
+                )
                 continue
             }
             var pipeline = PipelineDefinition(name: entry.key, location: reader.location(entry.keyNode))
-            if !NodeReader.isNull(entry.value), let fields = reader.entries(entry.value, what: "pipeline '\(entry.key)'") {
+            if !NodeReader.isNull(entry.value),
+                let fields = reader.entries(entry.value, what: "pipeline '\(entry.key)'")
+            {
                 let known = reader.known(fields, allowed: Keys.pipeline, in: "pipeline '\(entry.key)'")
                 if let node = known["maxConcurrent"]?.value,
                     let value = reader.int(node, what: "maxConcurrent", range: 0...1_000_000)
                 {
                     pipeline.maxConcurrent = value
                 }
-                if let node = known["order"]?.value, let value = reader.choice(node, what: "order", as: PipelineOrder.self) {
+                if let node = known["order"]?.value,
+                    let value = reader.choice(node, what: "order", as: PipelineOrder.self)
+                {
                     pipeline.order = value
                 }
-                if let node = known["requiresInternet"]?.value, let value = reader.bool(node, what: "requiresInternet") {
+                if let node = known["requiresInternet"]?.value,
+                    let value = reader.bool(node, what: "requiresInternet")
+                {
                     pipeline.requiresInternet = value
                     if value {
-                        reader.warning(node, "requiresInternet is not enforced yet: this pipeline runs as if the machine were online")
+                        reader.warning(
+                            node,
+                            "requiresInternet is not enforced yet: this pipeline runs as if the machine were online"
+                        )
                     }
                 }
             }
@@ -127,7 +142,9 @@ struct JobFileParser {
         var result: [(name: String, location: SourceLocation)] = []
         for entry in entries {
             guard Self.isValidName(entry.key) else {
-                reader.error(entry.keyNode, "constraint name '\(entry.key)' may only use letters, digits, '_', '.' and '-'")
+                reader.error(
+                    entry.keyNode,
+                    "constraint name '\(entry.key)' may only use letters, digits, '_', '.' and '-'")
                 continue
             }
             let what = "constraint '\(entry.key)'"
@@ -140,7 +157,9 @@ struct JobFileParser {
                         reader.error(entry.keyNode, "\(what) needs a '\(key)' command")
                     }
                 }
-                if let value = known["timeout"]?.value { _ = reader.duration(value, what: "timeout", allowZero: false) }
+                if let value = known["timeout"]?.value {
+                    _ = reader.duration(value, what: "timeout", allowZero: false)
+                }
             }
             result.append((entry.key, reader.location(entry.keyNode)))
         }

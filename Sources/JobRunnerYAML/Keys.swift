@@ -1,7 +1,9 @@
 /// Every key the job file schema knows (SPEC 3), including those whose behaviour a later
 /// version adds: a misspelt key is an error, never silently ignored.
 enum Keys {
-    static let topLevel = ["version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs"]
+    static let topLevel = [
+        "version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs",
+    ]
     static let job = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
         "constraints", "timeout", "retry", "every", "cron", "catchUp", "overlap", "timezone", "isolation",

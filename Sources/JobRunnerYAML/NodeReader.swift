@@ -71,7 +71,8 @@ struct NodeReader {
     static func plainDouble(_ node: Node) -> Double? {
         guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
         let text = scalar.string
-        guard text.contains(where: { $0.isNumber }), !text.contains(where: { $0.isLetter && $0 != "e" && $0 != "E" }),
+        guard text.contains(where: { $0.isNumber }),
+            !text.contains(where: { $0.isLetter && $0 != "e" && $0 != "E" }),
             let value = Double(text), value.isFinite
         else { return nil }
         return value
@@ -103,8 +104,10 @@ struct NodeReader {
             }
             let key = scalar.string
             if let first = seen[key] {
-                let where_ = location(first)
-                error(keyNode, "duplicate key '\(key)' in \(what) (first at line \(where_.line), column \(where_.column))")
+                let place = location(first)
+                error(
+                    keyNode,
+                    "duplicate key '\(key)' in \(what) (first at line \(place.line), column \(place.column))")
                 continue
             }
             seen[key] = keyNode
@@ -120,7 +123,9 @@ struct NodeReader {
             if allowed.contains(entry.key) {
                 table[entry.key] = entry
             } else {
-                error(entry.keyNode, "unknown key '\(entry.key)' in \(what)\(Suggestion.hint(for: entry.key, in: allowed))")
+                error(
+                    entry.keyNode,
+                    "unknown key '\(entry.key)' in \(what)\(Suggestion.hint(for: entry.key, in: allowed))")
             }
         }
         return table
@@ -173,11 +178,14 @@ struct NodeReader {
 
     mutating func duration(_ node: Node, what: String, allowZero: Bool = true) -> Duration? {
         guard case .scalar(let scalar) = node, !Self.isNull(node) else {
-            error(node, "\(what) must be a duration like 30s, 15m, 1h30m or 500ms, not \(Self.describe(node))")
+            error(
+                node, "\(what) must be a duration like 30s, 15m, 1h30m or 500ms, not \(Self.describe(node))")
             return nil
         }
         guard let value = JobDuration.parse(scalar.string) else {
-            error(node, "\(what): '\(scalar.string)' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
+            error(
+                node,
+                "\(what): '\(scalar.string)' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
             return nil
         }
         if !allowZero && value <= .zero {
@@ -193,7 +201,10 @@ struct NodeReader {
         guard let text = string(node, what: what) else { return nil }
         if let value = Value(rawValue: text) { return value }
         let names = Value.allCases.map(\.rawValue)
-        error(node, "\(what) must be one of \(names.joined(separator: ", ")), not '\(text)'\(Suggestion.hint(for: text, in: names))")
+        error(
+            node,
+            "\(what) must be one of \(names.joined(separator: ", ")), not '\(text)'\(Suggestion.hint(for: text, in: names))"
+        )
         return nil
     }
 

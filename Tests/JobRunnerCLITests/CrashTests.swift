@@ -64,17 +64,24 @@ import Testing
         let status = try statusJSON(workspace.run("status", "--json").stdout)
         let jobs = try #require(status["jobs"] as? [[String: Any]])
         #expect(jobs.count == 36)
-        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" }, "\(jobs.filter { $0["state"] as? String != "succeeded" })")
-        let finalAttempt = Dictionary(uniqueKeysWithValues: jobs.map { ($0["id"] as? String ?? "", $0["attempts"] as? Int ?? 0) })
+        #expect(
+            jobs.allSatisfy { $0["state"] as? String == "succeeded" },
+            "\(jobs.filter { $0["state"] as? String != "succeeded" })")
+        let finalAttempt = Dictionary(
+            uniqueKeysWithValues: jobs.map { ($0["id"] as? String ?? "", $0["attempts"] as? Int ?? 0) })
 
-        let marks = workspace.read("marks").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        let marks = workspace.read("marks").split(separator: "\n").map {
+            $0.split(separator: " ").map(String.init)
+        }
         var ended: [String: Int] = [:]  // job -> line of the end of its final (succeeded) attempt
         var startedAttempts = Set<String>()
         for (line, mark) in marks.enumerated() {
             guard mark.count == 3, let attempt = Int(mark[2]) else { continue }
             let (kind, job) = (mark[0], mark[1])
             if kind == "start" {
-                #expect(startedAttempts.insert("\(job)#\(attempt)").inserted, "attempt \(attempt) of \(job) started twice")
+                #expect(
+                    startedAttempts.insert("\(job)#\(attempt)").inserted,
+                    "attempt \(attempt) of \(job) started twice")
                 #expect(ended[job] == nil, "\(job) started again after it had succeeded")
                 for need in needs[job] ?? [] {
                     #expect(ended[need] != nil, "\(job) started before its need \(need) had finished")

@@ -39,7 +39,10 @@ import Testing
         #expect(test["state"] as? String == "succeeded")
         let prepare = try #require(jobs.first { $0["id"] as? String == "prepare" })
         #expect((prepare["outputs"] as? [String: String]) == ["version": "2.1"])
-        for key in ["id", "pipeline", "state", "reason", "attempts", "exitCode", "startedAt", "finishedAt", "nextAttemptAt", "outputs"] {
+        for key in [
+            "id", "pipeline", "state", "reason", "attempts", "exitCode", "startedAt", "finishedAt",
+            "nextAttemptAt", "outputs",
+        ] {
             #expect(prepare.keys.contains(key), "status --json job has \(key)")
         }
         let pipelines = try #require(status["pipelines"] as? [[String: Any]])
@@ -51,7 +54,8 @@ import Testing
 
         let events = workspace.read("events.jsonl").split(separator: "\n").map(String.init)
         let kinds = try events.map { line -> String in
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(object["time"] is String)
             #expect(object["run"] is String)
             return "\(object["event"] as? String ?? "?") \(object["job"] as? String ?? "")"
@@ -65,7 +69,8 @@ import Testing
 
     @Test func aFailureExitsOneAndBlocksDependents() throws {
         let workspace = try Workspace(files: [
-            "a.yaml": "jobs:\n  broken:\n    run: exit 4\n  after:\n    needs: [broken]\n    run: echo never\n"
+            "a.yaml":
+                "jobs:\n  broken:\n    run: exit 4\n  after:\n    needs: [broken]\n    run: echo never\n"
         ])
         let run = try workspace.run("run", "jobs", "--progress", "none")
         #expect(run.status == 1)
@@ -87,14 +92,18 @@ import Testing
         let result = try workspace.run("validate", workspace.jobs)
         #expect(result.status == 2)
         let lines = result.stderr.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasSuffix("a.yaml:4:5: error: unknown key 'neds' in job 'a'; did you mean 'needs'?") })
+        #expect(
+            lines.contains {
+                $0.hasSuffix("a.yaml:4:5: error: unknown key 'neds' in job 'a'; did you mean 'needs'?")
+            })
         #expect(lines.contains { $0.contains("b.yaml:4:13: error: job 'b' needs 'zzz'") })
         #expect(lines.contains { $0.contains("b.yaml:5:14: error: timeout: 'soon' is not a duration") })
         #expect(lines.last == "3 errors; nothing was run")
 
         let run = try workspace.run("run", "jobs")
         #expect(run.status == 2)
-        #expect(!FileManager.default.fileExists(atPath: workspace.state + "/db"), "nothing ran, nothing stored")
+        #expect(
+            !FileManager.default.fileExists(atPath: workspace.state + "/db"), "nothing ran, nothing stored")
     }
 
     @Test func graphPrintsDotAndMermaid() throws {
@@ -117,7 +126,8 @@ import Testing
 
     @Test func aCorruptDatabaseExitsThreeAndIsLeftAlone() throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
-        try FileManager.default.createDirectory(atPath: workspace.state + "/db", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: workspace.state + "/db", withIntermediateDirectories: true)
         let garbage = Data(repeating: 0xAB, count: 16384)
         try garbage.write(to: URL(fileURLWithPath: workspace.state + "/db/data.mdb"))
         let run = try workspace.run("run", "jobs")

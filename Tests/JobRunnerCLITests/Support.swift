@@ -23,9 +23,14 @@ struct Workspace: ~Copyable {
     var state: String { root + "/state" }
 
     init(files: [String: String]) throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-e2e-\(UUID().uuidString)").path
+        root =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "jobrunner-e2e-\(UUID().uuidString)"
+            ).path
         try FileManager.default.createDirectory(atPath: root + "/jobs", withIntermediateDirectories: true)
-        for (name, text) in files { try text.write(toFile: root + "/jobs/" + name, atomically: true, encoding: .utf8) }
+        for (name, text) in files {
+            try text.write(toFile: root + "/jobs/" + name, atomically: true, encoding: .utf8)
+        }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
@@ -34,7 +39,8 @@ struct Workspace: ~Copyable {
     func start(_ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe()) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
-        process.arguments = arguments + (["validate", "graph"].contains(arguments.first ?? "") ? [] : ["--state", state])
+        process.arguments =
+            arguments + (["validate", "graph"].contains(arguments.first ?? "") ? [] : ["--state", state])
         process.currentDirectoryURL = URL(fileURLWithPath: root)
         var environment = ProcessInfo.processInfo.environment
         environment["JOBRUNNER_STATE"] = nil

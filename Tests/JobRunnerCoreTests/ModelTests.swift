@@ -31,7 +31,8 @@ import Testing
     }
 
     @Test func exponentialGrowsByFactorUpToMaxDelay() {
-        let policy = RetryPolicy(attempts: 10, delay: .seconds(2), factor: 3, maxDelay: .seconds(60), jitter: 0)
+        let policy = RetryPolicy(
+            attempts: 10, delay: .seconds(2), factor: 3, maxDelay: .seconds(60), jitter: 0)
         var random = Constant(value: 0.5)
         let delays = (1...5).map { policy.delay(afterAttempt: $0, random: &random).milliseconds }
         #expect(delays == [2000, 6000, 18000, 54000, 60000])
@@ -68,7 +69,8 @@ import Testing
         #expect(onlyTwo.allowsAnotherAttempt(countedAttempts: 1, exitCode: 2))
         #expect(!onlyTwo.allowsAnotherAttempt(countedAttempts: 1, exitCode: 1))
         #expect(onlyTwo.allowsAnotherAttempt(countedAttempts: 1, exitCode: 75), "exit 75 always retries")
-        #expect(!onlyTwo.allowsAnotherAttempt(countedAttempts: 1, exitCode: nil), "a timeout is no listed code")
+        #expect(
+            !onlyTwo.allowsAnotherAttempt(countedAttempts: 1, exitCode: nil), "a timeout is no listed code")
     }
 }
 

@@ -17,29 +17,41 @@ final class RecordingTerminator: OrphanTerminator {
     func crashedStore(crashedInARow: Int = 0, attempts: Int = 1) throws -> (InMemoryQueueStore, String) {
         let store = InMemoryQueueStore()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        let run = RunRecord(id: "R1", state: .running, startedAt: start, jobIDs: ["after", "busy", "done"], runnerPID: 4242)
-        var busy = JobRecord(jobID: "busy", pipeline: "default", state: .running, attempts: 1, crashedInARow: crashedInARow, startedAt: start)
+        let run = RunRecord(
+            id: "R1", state: .running, startedAt: start, jobIDs: ["after", "busy", "done"], runnerPID: 4242)
+        var busy = JobRecord(
+            jobID: "busy", pipeline: "default", state: .running, attempts: 1, crashedInARow: crashedInARow,
+            startedAt: start)
         busy.attempts = attempts
         store.submit([
             .putRun(run), .setCurrentRun("R1"),
-            .putJob(runID: "R1", JobRecord(jobID: "done", pipeline: "default", state: .succeeded, attempts: 1)),
+            .putJob(
+                runID: "R1", JobRecord(jobID: "done", pipeline: "default", state: .succeeded, attempts: 1)),
             .putJob(runID: "R1", busy),
             .putJob(runID: "R1", JobRecord(jobID: "after", pipeline: "default", needs: ["busy"])),
-            .putAttempt(runID: "R1", AttemptRecord(jobID: "busy", number: attempts, startedAt: start, pid: 31337, pidStartTime: 99)),
+            .putAttempt(
+                runID: "R1",
+                AttemptRecord(jobID: "busy", number: attempts, startedAt: start, pid: 31337, pidStartTime: 99)
+            ),
         ]) { _ in }
         return (store, "R1")
     }
 
-    let jobs = [job("done"), job("busy", retry: RetryPolicy(attempts: 5, backoff: .none)), job("after", needs: ["busy"])]
+    let jobs = [
+        job("done"), job("busy", retry: RetryPolicy(attempts: 5, backoff: .none)),
+        job("after", needs: ["busy"]),
+    ]
 
     @Test func resumesADeadRunnersRunWithoutRerunningFinishedJobs() async throws {
         let (store, runID) = try crashedStore()
         let harness = Harness(store: store)
         let terminator = RecordingTerminator()
         let runner = Runner(
-            workload: Workload(jobs: jobs, pipelines: []), store: store, handler: harness.handler, clock: harness.clock,
+            workload: Workload(jobs: jobs, pipelines: []), store: store, handler: harness.handler,
+            clock: harness.clock,
             observer: harness.observer, orphans: terminator,
-            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 2), logger: .init(label: "t"), randomSeed: 1)
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 2),
+            logger: .init(label: "t"), randomSeed: 1)
         let summary = try await runner.run()
         #expect(summary.resumed)
         #expect(summary.runID == runID)

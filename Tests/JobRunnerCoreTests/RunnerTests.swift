@@ -8,7 +8,8 @@ import Testing
     @Test func runsADagInDependencyOrder() async throws {
         let harness = Harness()
         let summary = try await harness.run([
-            job("test", needs: ["build"]), job("build", needs: ["fetch"]), job("fetch"), job("lint", needs: ["fetch"]),
+            job("test", needs: ["build"]), job("build", needs: ["fetch"]), job("fetch"),
+            job("lint", needs: ["fetch"]),
         ])
         #expect(summary.state == .succeeded)
         #expect(summary.counts[.succeeded] == 4)
@@ -40,7 +41,10 @@ import Testing
         let handler = ScriptedHandler(hold: Set(ids))
         let harness = Harness(handler: handler)
         let runner = harness.runner(
-            [job("a1", pipeline: "a"), job("a2", pipeline: "a"), job("b1", pipeline: "b"), job("b2", pipeline: "b")],
+            [
+                job("a1", pipeline: "a"), job("a2", pipeline: "a"), job("b1", pipeline: "b"),
+                job("b2", pipeline: "b"),
+            ],
             pipelines: [PipelineDefinition(name: "a"), PipelineDefinition(name: "b")], maxRunning: 3)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(3)
@@ -52,7 +56,10 @@ import Testing
     @Test func higherPriorityStartsFirstThenFileOrder() async throws {
         let harness = Harness()
         _ = try await harness.run(
-            [job("low", pipeline: "p"), job("first", pipeline: "p"), job("high", pipeline: "p", priority: 5), job("second", pipeline: "p")],
+            [
+                job("low", pipeline: "p"), job("first", pipeline: "p"),
+                job("high", pipeline: "p", priority: 5), job("second", pipeline: "p"),
+            ],
             pipelines: [PipelineDefinition(name: "p", maxConcurrent: 1)])
         #expect(harness.handler.startedJobs == ["high", "low", "first", "second"])
     }
@@ -60,7 +67,10 @@ import Testing
     @Test func sequentialPipelineFinishesEarlierFilesFirst() async throws {
         let harness = Harness()
         _ = try await harness.run(
-            [job("a", pipeline: "s", file: 0), job("b", pipeline: "s", priority: 9, file: 1), job("c", pipeline: "s", file: 0)],
+            [
+                job("a", pipeline: "s", file: 0), job("b", pipeline: "s", priority: 9, file: 1),
+                job("c", pipeline: "s", file: 0),
+            ],
             pipelines: [PipelineDefinition(name: "s", maxConcurrent: 0, order: .sequential)])
         let order = harness.handler.startedJobs
         #expect(order.last == "b", "b is in the second file; its high priority does not let it jump ahead")
@@ -86,7 +96,9 @@ import Testing
 
     @Test func retriesAfterTheExactBackoffOnTheInjectedClock() async throws {
         let policy = RetryPolicy(attempts: 3, delay: .seconds(10), factor: 2, jitter: 0)
-        let handler = ScriptedHandler(scripts: ["flaky": [.failed(exitCode: 1), .failed(exitCode: 1), .succeeded]])
+        let handler = ScriptedHandler(scripts: [
+            "flaky": [.failed(exitCode: 1), .failed(exitCode: 1), .succeeded]
+        ])
         let harness = Harness(handler: handler)
         let start = harness.clock.now()
         let runner = harness.runner([job("flaky", retry: policy)])
@@ -123,18 +135,26 @@ import Testing
 
     @Test func retryOnLimitsWhichExitCodesRetryButTempfailAlwaysDoes() async throws {
         let handler = ScriptedHandler(scripts: [
-            "listed": [AttemptResult(outcome: .tempfail, exitCode: 75, reason: "exit:75"), .failed(exitCode: 9)]
+            "listed": [
+                AttemptResult(outcome: .tempfail, exitCode: 75, reason: "exit:75"), .failed(exitCode: 9),
+            ]
         ])
         let harness = Harness(handler: handler)
-        _ = try await harness.run([job("listed", retry: RetryPolicy(attempts: 5, backoff: .none, retryOn: [2]))])
+        _ = try await harness.run([
+            job("listed", retry: RetryPolicy(attempts: 5, backoff: .none, retryOn: [2]))
+        ])
         #expect(handler.calls.count == 2, "75 retried, 9 is not in retry.on")
     }
 
     @Test func retryAfterReplacesTheBackoff() async throws {
-        let handler = ScriptedHandler(scripts: ["api": [AttemptResult(outcome: .failed, exitCode: 1, reason: "exit:1", retryAfter: .seconds(90))]])
+        let handler = ScriptedHandler(scripts: [
+            "api": [AttemptResult(outcome: .failed, exitCode: 1, reason: "exit:1", retryAfter: .seconds(90))]
+        ])
         let harness = Harness(handler: handler)
         let start = harness.clock.now()
-        let runner = harness.runner([job("api", retry: RetryPolicy(attempts: 2, delay: .seconds(1), jitter: 0))])
+        let runner = harness.runner([
+            job("api", retry: RetryPolicy(attempts: 2, delay: .seconds(1), jitter: 0))
+        ])
         let task = Task { try await runner.run() }
         await harness.clock.waitForSleepers()
         #expect(harness.clock.sleeperDeadlines == [start.addingTimeInterval(90)])
@@ -145,25 +165,35 @@ import Testing
     @Test func maxElapsedStopsRetries() async throws {
         let handler = ScriptedHandler(scripts: ["x": [.failed(exitCode: 1), .failed(exitCode: 1)]])
         let harness = Harness(handler: handler)
-        let policy = RetryPolicy(attempts: 10, backoff: .fixed, delay: .seconds(60), jitter: 0, maxElapsed: .seconds(30))
+        let policy = RetryPolicy(
+            attempts: 10, backoff: .fixed, delay: .seconds(60), jitter: 0, maxElapsed: .seconds(30))
         let summary = try await harness.run([job("x", retry: policy)])
         #expect(summary.state == .failed)
         #expect(handler.calls.count == 1, "the next attempt would start after maxElapsed")
     }
 
     @Test func outputsReachDependentsAndAreStored() async throws {
-        let handler = ScriptedHandler(scripts: ["make": [AttemptResult(outcome: .succeeded, exitCode: 0, outputs: ["version": "1.2"])]])
+        let handler = ScriptedHandler(scripts: [
+            "make": [AttemptResult(outcome: .succeeded, exitCode: 0, outputs: ["version": "1.2"])]
+        ])
         let harness = Harness(handler: handler)
         _ = try await harness.run([job("make"), job("use", needs: ["make"])])
         #expect(handler.lastRequest("use")?.neededOutputs == ["make": ["version": "1.2"]])
         #expect(try harness.store.currentSnapshot()?.outputs["make"] == ["version": "1.2"])
-        #expect(harness.observer.events.contains { $0.kind == .output && $0.key == "version" && $0.value == "1.2" })
+        #expect(
+            harness.observer.events.contains {
+                $0.kind == .output && $0.key == "version" && $0.value == "1.2"
+            })
     }
 
     @Test func skippedJobsLetDependentsGoOnAndDisabledJobsNeverStart() async throws {
-        let handler = ScriptedHandler(scripts: ["maybe": [AttemptResult(outcome: .skipped, exitCode: 0, reason: "nothing to do")]])
+        let handler = ScriptedHandler(scripts: [
+            "maybe": [AttemptResult(outcome: .skipped, exitCode: 0, reason: "nothing to do")]
+        ])
         let harness = Harness(handler: handler)
-        let summary = try await harness.run([job("maybe"), job("after", needs: ["maybe"]), job("off", enabled: false)])
+        let summary = try await harness.run([
+            job("maybe"), job("after", needs: ["maybe"]), job("off", enabled: false),
+        ])
         #expect(summary.state == .succeeded)
         let jobs = try #require(try harness.store.currentSnapshot()).jobs
         #expect(jobs["maybe"]?.state == .skipped)
@@ -242,7 +272,10 @@ final class GatedStore: QueueStore {
     }
     private let state = Mutex(State())
 
-    func submit(_ changes: [StoreChange], sync: Bool, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+    func submit(
+        _ changes: [StoreChange], sync: Bool,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
         let (passThrough, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             if state.isOpen { return (true, []) }
             state.held.append((changes, completion))

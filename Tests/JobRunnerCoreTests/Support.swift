@@ -5,7 +5,8 @@ import Logging
 
 /// A shell-free job for runner tests.
 func job(
-    _ id: String, needs: [String] = [], pipeline: String = "default", priority: Int = 0, retry: RetryPolicy = RetryPolicy(),
+    _ id: String, needs: [String] = [], pipeline: String = "default", priority: Int = 0,
+    retry: RetryPolicy = RetryPolicy(),
     file: Int = 0, enabled: Bool = true
 ) -> JobDefinition {
     JobDefinition(
@@ -26,16 +27,22 @@ struct Harness {
     }
 
     func runner(
-        _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil, startNew: Bool = false
+        _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil,
+        startNew: Bool = false
     ) -> Runner {
         Runner(
-            workload: Workload(jobs: jobs, pipelines: pipelines), store: store, handler: handler, clock: clock,
-            observer: observer, options: RunnerOptions(maxRunning: maxRunning, startNewRun: startNew, logDirectory: "/tmp/jobrunner-tests", runnerPID: 1),
+            workload: Workload(jobs: jobs, pipelines: pipelines), store: store, handler: handler,
+            clock: clock,
+            observer: observer,
+            options: RunnerOptions(
+                maxRunning: maxRunning, startNewRun: startNew, logDirectory: "/tmp/jobrunner-tests",
+                runnerPID: 1),
             logger: Logger(label: "test"), randomSeed: 7)
     }
 
     func run(
-        _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil, startNew: Bool = false
+        _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil,
+        startNew: Bool = false
     ) async throws -> RunSummary {
         try await runner(jobs, pipelines: pipelines, maxRunning: maxRunning, startNew: startNew).run()
     }

@@ -12,7 +12,8 @@ import Testing
         do {
             let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
             try await store.commit([
-                .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)), .setCurrentRun("R"),
+                .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)),
+                .setCurrentRun("R"),
             ])
             store.close()
         }

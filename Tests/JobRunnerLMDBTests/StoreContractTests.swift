@@ -5,7 +5,9 @@ import Testing
 
 /// A fresh temporary directory, removed by the caller.
 func temporaryDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-lmdb-\(UUID().uuidString)").path
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "jobrunner-lmdb-\(UUID().uuidString)"
+    ).path
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }
@@ -35,14 +37,23 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try store.currentRunID() == nil)
         #expect(try store.currentSnapshot() == nil)
 
-        let run = RunRecord(id: "R1", state: .running, startedAt: start, jobIDs: ["a", "b"], runnerPID: 7, pipelineLimits: ["p": 2])
-        let job = JobRecord(jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting, reason: "backoff", attempts: 2, nextAttemptAt: start.addingTimeInterval(5))
+        let run = RunRecord(
+            id: "R1", state: .running, startedAt: start, jobIDs: ["a", "b"], runnerPID: 7,
+            pipelineLimits: ["p": 2])
+        let job = JobRecord(
+            jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting, reason: "backoff",
+            attempts: 2, nextAttemptAt: start.addingTimeInterval(5))
         try await store.commit([
             .putRun(run), .setCurrentRun("R1"), .putJob(runID: "R1", job),
             .putJob(runID: "R1", JobRecord(jobID: "b", pipeline: "default")),
-            .putAttempt(runID: "R1", AttemptRecord(jobID: "a", number: 10, outcome: .failed, startedAt: start, exitCode: 1)),
-            .putAttempt(runID: "R1", AttemptRecord(jobID: "a", number: 2, outcome: .timeout, startedAt: start)),
-            .putAttempt(runID: "R1", AttemptRecord(jobID: "a", number: 1, startedAt: start, pid: 99, pidStartTime: 12345)),
+            .putAttempt(
+                runID: "R1",
+                AttemptRecord(jobID: "a", number: 10, outcome: .failed, startedAt: start, exitCode: 1)),
+            .putAttempt(
+                runID: "R1", AttemptRecord(jobID: "a", number: 2, outcome: .timeout, startedAt: start)),
+            .putAttempt(
+                runID: "R1",
+                AttemptRecord(jobID: "a", number: 1, startedAt: start, pid: 99, pidStartTime: 12345)),
             .putOutputs(runID: "R1", jobID: "a", occurrence: "", ["k": "v", "empty": ""]),
             .putPipeline(PipelineRecord(name: "p", suspended: 2)),
         ])
@@ -86,7 +97,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             for attempt in 1...50 {
                 group.addTask {
                     await withCheckedContinuation { continuation in
-                        store.submit([.putJob(runID: "R", JobRecord(jobID: "a", pipeline: "default", attempts: attempt))]) { _ in
+                        store.submit([
+                            .putJob(runID: "R", JobRecord(jobID: "a", pipeline: "default", attempts: attempt))
+                        ]) { _ in
                             order.append(attempt)
                             continuation.resume()
                         }
@@ -96,7 +109,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         }
         let completions = order.values
         #expect(completions.count == 50)
-        #expect(try store.snapshot(runID: "R")?.jobs["a"]?.attempts == completions.last, "the last completed submission wins")
+        #expect(
+            try store.snapshot(runID: "R")?.jobs["a"]?.attempts == completions.last,
+            "the last completed submission wins")
     }
 }
 

@@ -9,7 +9,10 @@ import Testing
 struct Scratch: ~Copyable {
     let path: String
     init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-shell-\(UUID().uuidString)").path
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "jobrunner-shell-\(UUID().uuidString)"
+            ).path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
@@ -20,7 +23,8 @@ struct Scratch: ~Copyable {
         needed: [String: [String: String]] = [:], onSpawn: @escaping @Sendable (Int32) -> Void = { _ in }
     ) -> AttemptRequest {
         let job = JobDefinition(
-            id: id, handler: handler, parameters: parameters, environment: environment, workingDirectory: path,
+            id: id, handler: handler, parameters: parameters, environment: environment,
+            workingDirectory: path,
             pipeline: "ci", timeout: timeout)
         return AttemptRequest(
             runID: "RUN1", job: job, attempt: attempt, logPath: "\(path)/logs/\(id)/\(attempt).log",
@@ -67,7 +71,8 @@ final class PIDBox: @unchecked Sendable {
         let scratch = try Scratch()
         let request = scratch.request(
             .shell("env | grep -E '^(JOBRUNNER_|MODE=)' | sort"), id: "deploy", attempt: 2,
-            parameters: ["target-host": .string("$(touch pwned)"), "count": .int(3)], environment: ["MODE": "fast"],
+            parameters: ["target-host": .string("$(touch pwned)"), "count": .int(3)],
+            environment: ["MODE": "fast"],
             needed: ["build": ["artifact.path": "/tmp/a b"]])
         let result = await handler.run(request)
         #expect(result.outcome == .succeeded)
@@ -102,7 +107,8 @@ final class PIDBox: @unchecked Sendable {
 
     @Test func outputsFileBecomesOutputs() async throws {
         let scratch = try Scratch()
-        let result = await handler.run(scratch.request(.shell("printf 'a=1\\nb=x=y\\n\\n' >> \"$JOBRUNNER_OUTPUT\"")))
+        let result = await handler.run(
+            scratch.request(.shell("printf 'a=1\\nb=x=y\\n\\n' >> \"$JOBRUNNER_OUTPUT\"")))
         #expect(result.outcome == .succeeded)
         #expect(result.outputs == ["a": "1", "b": "x=y"])
     }
@@ -110,17 +116,20 @@ final class PIDBox: @unchecked Sendable {
     @Test func outputsOverOneMebibyteFailLoudly() async throws {
         let scratch = try Scratch()
         let result = await handler.run(
-            scratch.request(.shell("head -c 1100000 /dev/zero | tr '\\0' 'x' | sed 's/^/k=/' >> \"$JOBRUNNER_OUTPUT\"")))
+            scratch.request(
+                .shell("head -c 1100000 /dev/zero | tr '\\0' 'x' | sed 's/^/k=/' >> \"$JOBRUNNER_OUTPUT\"")))
         #expect(result.outcome == .failed)
         #expect(result.reason?.contains("outputs too large") == true)
     }
 
     @Test func controlFileSkipsAndSetsRetryAfter() async throws {
         let scratch = try Scratch()
-        let skipped = await handler.run(scratch.request(.shell("echo 'skip=already deployed' >> \"$JOBRUNNER_CONTROL\"")))
+        let skipped = await handler.run(
+            scratch.request(.shell("echo 'skip=already deployed' >> \"$JOBRUNNER_CONTROL\"")))
         #expect(skipped.outcome == .skipped)
         #expect(skipped.reason == "already deployed")
-        let later = await handler.run(scratch.request(.shell("echo 'retry-after=90s' >> \"$JOBRUNNER_CONTROL\"; exit 1")))
+        let later = await handler.run(
+            scratch.request(.shell("echo 'retry-after=90s' >> \"$JOBRUNNER_CONTROL\"; exit 1")))
         #expect(later.outcome == .failed)
         #expect(later.retryAfter == .seconds(90))
     }

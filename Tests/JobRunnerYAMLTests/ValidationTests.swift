@@ -13,14 +13,17 @@ let fixtures: String = {
 /// The `# error: TEXT` marks of a fixture: line number and expected text.
 func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
     let text = try String(contentsOfFile: path, encoding: .utf8)
-    return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
+    return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap {
+        index, line in
         guard let range = line.range(of: "# error: ") else { return nil }
         return (index + 1, String(line[range.upperBound...]))
     }
 }
 
 @Suite struct BrokenFixtureTests {
-    static let files = ["unknown-keys", "types", "handlers", "references", "cycle", "version", "duplicate-keys", "syntax"]
+    static let files = [
+        "unknown-keys", "types", "handlers", "references", "cycle", "version", "duplicate-keys", "syntax",
+    ]
 
     @Test(arguments: files)
     func reportsEveryMarkedErrorAndNothingElse(name: String) throws {
@@ -32,7 +35,10 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
         #expect(!expected.isEmpty)
         for mark in expected {
             let found = errors.contains { $0.location.line == mark.line && $0.message.contains(mark.text) }
-            #expect(found, "\(name).yaml:\(mark.line): expected an error containing \"\(mark.text)\"; got \(errors.map(\.description))")
+            #expect(
+                found,
+                "\(name).yaml:\(mark.line): expected an error containing \"\(mark.text)\"; got \(errors.map(\.description))"
+            )
         }
         for error in errors {
             #expect(
@@ -52,9 +58,10 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
 
     @Test func diagnosticsReadFileLineColumnErrorMessage() {
         let result = JobFileLoader.load(texts: [("jobs.yaml", "jobs:\n  a:\n    run: x\n    neds: [b]\n")])
-        #expect(result.diagnostics.map(\.description) == [
-            "jobs.yaml:4:5: error: unknown key 'neds' in job 'a'; did you mean 'needs'?"
-        ])
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:4:5: error: unknown key 'neds' in job 'a'; did you mean 'needs'?"
+            ])
     }
 
     @Test func duplicateIdsAcrossFilesAreReportedAtBothPlaces() {
@@ -62,15 +69,17 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
             ("one.yaml", "jobs:\n  build:\n    run: make\n"),
             ("two.yaml", "jobs:\n  test:\n    run: make test\n  build:\n    run: make\n"),
         ])
-        #expect(result.diagnostics.map(\.description) == [
-            "one.yaml:2:3: error: duplicate job id 'build'; it is also defined at two.yaml:4:3",
-            "two.yaml:4:3: error: duplicate job id 'build'; it is also defined at one.yaml:2:3",
-        ])
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "one.yaml:2:3: error: duplicate job id 'build'; it is also defined at two.yaml:4:3",
+                "two.yaml:4:3: error: duplicate job id 'build'; it is also defined at one.yaml:2:3",
+            ])
     }
 
     @Test func needsMayNameJobsOfOtherFiles() {
         let result = JobFileLoader.load(texts: [
-            ("one.yaml", "jobs:\n  build:\n    run: make\n"), ("two.yaml", "jobs:\n  test:\n    needs: [build]\n    run: make test\n"),
+            ("one.yaml", "jobs:\n  build:\n    run: make\n"),
+            ("two.yaml", "jobs:\n  test:\n    needs: [build]\n    run: make test\n"),
         ])
         #expect(result.diagnostics.isEmpty)
         #expect(result.workload?.job("test")?.needs == ["build"])
@@ -78,11 +87,16 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
 
     @Test func missingPathsAreErrors() {
         let result = JobFileLoader.load(paths: ["/nonexistent/jobs"])
-        #expect(result.diagnostics.map(\.message) == ["no such file or directory; name a job file or a directory of them"])
+        #expect(
+            result.diagnostics.map(\.message) == [
+                "no such file or directory; name a job file or a directory of them"
+            ])
     }
 
     @Test func requiresInternetWarnsButDoesNotFail() {
-        let result = JobFileLoader.load(texts: [("a.yaml", "jobs:\n  fetch:\n    run: curl x\n    requiresInternet: true\n")])
+        let result = JobFileLoader.load(texts: [
+            ("a.yaml", "jobs:\n  fetch:\n    run: curl x\n    requiresInternet: true\n")
+        ])
         #expect(result.workload != nil)
         #expect(result.diagnostics.map(\.severity) == [.warning])
     }
@@ -130,12 +144,15 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
     }
 
     @Test func directoriesLoadYamlFilesRecursivelyInSortedOrder() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("jobrunner-yaml-\(UUID().uuidString)").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "jobrunner-yaml-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: root + "/nested", withIntermediateDirectories: true)
         try "jobs:\n  b: { run: b }\n".write(toFile: root + "/b.yml", atomically: true, encoding: .utf8)
         try "jobs:\n  a: { run: a }\n".write(toFile: root + "/a.yaml", atomically: true, encoding: .utf8)
-        try "jobs:\n  c: { run: c }\n".write(toFile: root + "/nested/c.yaml", atomically: true, encoding: .utf8)
+        try "jobs:\n  c: { run: c }\n".write(
+            toFile: root + "/nested/c.yaml", atomically: true, encoding: .utf8)
         try "not a job file".write(toFile: root + "/notes.txt", atomically: true, encoding: .utf8)
         let result = JobFileLoader.load(paths: [root])
         #expect(result.workload?.jobs.map(\.id) == ["a", "b", "c"])

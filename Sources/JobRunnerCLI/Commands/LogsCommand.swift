@@ -7,7 +7,8 @@ import JobRunnerLMDB
 /// `jobrunner logs JOB [--attempt N] [--run ID] [-f]`.
 struct LogsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "logs", abstract: "Print one attempt's output (the latest attempt unless --attempt is given).")
+        commandName: "logs",
+        abstract: "Print one attempt's output (the latest attempt unless --attempt is given).")
 
     @OptionGroup var global: GlobalOptions
 
@@ -17,7 +18,8 @@ struct LogsCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Which attempt, counting from 1.", valueName: "n"))
     var attempt: Int?
 
-    @Option(name: .customLong("run"), help: ArgumentHelp("A run other than the current one.", valueName: "id"))
+    @Option(
+        name: .customLong("run"), help: ArgumentHelp("A run other than the current one.", valueName: "id"))
     var runID: String?
 
     @Flag(name: [.short, .long], help: "Keep printing new output until the attempt ends.")
@@ -32,12 +34,16 @@ struct LogsCommand: AsyncParsableCommand {
         let (store, snapshot) = try openRun(stateDirectory, runID: runID)
         defer { store.close() }
         guard snapshot.jobs[job] != nil else {
-            let hint = snapshot.run.jobIDs.first { $0.lowercased() == job.lowercased() }.map { "; did you mean '\($0)'?" } ?? ""
+            let hint =
+                snapshot.run.jobIDs.first { $0.lowercased() == job.lowercased() }.map {
+                    "; did you mean '\($0)'?"
+                } ?? ""
             printError("jobrunner: run \(snapshot.run.id) has no job '\(job)'\(hint)")
             throw ExitCode(ExitStatus.failed)
         }
         let attempts = snapshot.attempts[job] ?? []
-        guard let chosen = attempt.map({ number in attempts.first { $0.number == number } }) ?? attempts.last else {
+        guard let chosen = attempt.map({ number in attempts.first { $0.number == number } }) ?? attempts.last
+        else {
             if let attempt {
                 printError("jobrunner: job '\(job)' has no attempt \(attempt); it has \(attempts.count)")
             } else {
@@ -45,7 +51,8 @@ struct LogsCommand: AsyncParsableCommand {
             }
             throw ExitCode(ExitStatus.failed)
         }
-        let path = chosen.logPath ?? "\(stateDirectory.logsPath)/\(snapshot.run.id)/\(job)/\(chosen.number).log"
+        let path =
+            chosen.logPath ?? "\(stateDirectory.logsPath)/\(snapshot.run.id)/\(job)/\(chosen.number).log"
         var offset: UInt64 = 0
         offset = copy(path: path, from: offset)
         guard follow else { return }
@@ -54,7 +61,9 @@ struct LogsCommand: AsyncParsableCommand {
         while true {
             try await Task.sleep(for: .milliseconds(250))
             offset = copy(path: path, from: offset)
-            let current = try? store.snapshot(runID: snapshot.run.id)?.attempts[job]?.first { $0.number == chosen.number }
+            let current = try? store.snapshot(runID: snapshot.run.id)?.attempts[job]?.first {
+                $0.number == chosen.number
+            }
             if current?.outcome != nil {
                 _ = copy(path: path, from: offset)
                 return

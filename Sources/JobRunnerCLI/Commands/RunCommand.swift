@@ -32,10 +32,14 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Start a fresh run even if an interrupted run of the same jobs could be resumed.")
     var new = false
 
-    @Option(name: .long, help: ArgumentHelp("At most this many attempts at once, over all pipelines.", valueName: "n"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("At most this many attempts at once, over all pipelines.", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("Write events as JSON lines to this file, or - for standard output.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Write events as JSON lines to this file, or - for standard output.", valueName: "file"))
     var events: String?
 
     @Option(help: "auto, tty (a live board), plain (a line per transition) or none.")
@@ -78,7 +82,8 @@ struct RunCommand: AsyncParsableCommand {
             workload: workload, store: store, handler: ShellHandler(), observer: ObserverList(observers),
             orphans: ProcessGroups(),
             options: RunnerOptions(
-                maxRunning: jobs, startNewRun: new, logDirectory: stateDirectory.logsPath, runnerPID: getpid()),
+                maxRunning: jobs, startNewRun: new, logDirectory: stateDirectory.logsPath, runnerPID: getpid()
+            ),
             logger: logger)
         let signals = SignalForwarder(signals: [SIGINT, SIGTERM]) { runner.requestStop(signal: $0) }
         defer { signals.cancel() }
@@ -104,7 +109,9 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     static func describe(_ summary: RunSummary, seconds: Double) -> String {
-        let order: [JobState] = [.succeeded, .skipped, .failed, .blocked, .cancelled, .waiting, .pending, .running]
+        let order: [JobState] = [
+            .succeeded, .skipped, .failed, .blocked, .cancelled, .waiting, .pending, .running,
+        ]
         let counts = order.compactMap { state in summary.counts[state].map { "\($0) \(state.rawValue)" } }
         let verb: String
         switch summary.state {
@@ -114,7 +121,8 @@ struct RunCommand: AsyncParsableCommand {
         case .running: verb = "is running"
         }
         let resumed = summary.resumed ? " (resumed)" : ""
-        return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): " + counts.joined(separator: ", ")
+        return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): "
+            + counts.joined(separator: ", ")
     }
 }
 

@@ -14,7 +14,9 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print JSON (the format of SPEC 5.11).")
     var json = false
 
-    @Option(name: .customLong("run"), help: ArgumentHelp("Show this run instead of the current one.", valueName: "id"))
+    @Option(
+        name: .customLong("run"),
+        help: ArgumentHelp("Show this run instead of the current one.", valueName: "id"))
     var runID: String?
 
     func run() throws {
@@ -36,7 +38,8 @@ struct StatusCommand: ParsableCommand {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
         }
-        let report = StatusReport(snapshot: snapshot, suspended: pipelines, runnerPID: stateDirectory.lockHolder())
+        let report = StatusReport(
+            snapshot: snapshot, suspended: pipelines, runnerPID: stateDirectory.lockHolder())
         print(json ? report.json() : report.table())
     }
 }
@@ -50,7 +53,9 @@ func openRun(_ stateDirectory: StateDirectory, runID: String?) throws -> (LMDBQu
             store.close()
             if let runID {
                 let known = (try? store.runs().map(\.id).suffix(5)) ?? []
-                printError("jobrunner: no run '\(runID)' in \(stateDirectory.path); recent runs: \(known.joined(separator: ", "))")
+                printError(
+                    "jobrunner: no run '\(runID)' in \(stateDirectory.path); recent runs: \(known.joined(separator: ", "))"
+                )
                 throw ExitCode(ExitStatus.failed)
             }
             printError("jobrunner: no runs yet in \(stateDirectory.path)")

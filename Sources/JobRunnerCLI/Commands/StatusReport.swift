@@ -33,7 +33,8 @@ struct StatusReport {
         let names = Set(jobs.values.map(\.pipeline)).union(snapshot.run.pipelineLimits.keys)
         pipelines = names.sorted().map { name in
             PipelineRow(
-                name: name, maxConcurrent: snapshot.run.pipelineLimits[name] ?? PipelineDefinition.defaultMaxConcurrent,
+                name: name,
+                maxConcurrent: snapshot.run.pipelineLimits[name] ?? PipelineDefinition.defaultMaxConcurrent,
                 suspended: suspended[name]?.suspended ?? 0, running: running[name] ?? 0)
         }
         let order = snapshot.run.jobIDs
@@ -48,7 +49,9 @@ struct StatusReport {
         case .pending, .waiting:
             if let need = record.needs.first(where: { jobs[$0]?.state.satisfiesNeeds != true }) {
                 let needState = jobs[need]?.state.rawValue ?? "unknown"
-                return Row(record: record, state: .waiting, reason: "needs:\(need)", words: "waiting for \(need) (\(needState))")
+                return Row(
+                    record: record, state: .waiting, reason: "needs:\(need)",
+                    words: "waiting for \(need) (\(needState))")
             }
             if record.reason == "backoff", let next = record.nextAttemptAt {
                 let of = record.maxAttempts.map { " of \($0)" } ?? ""
@@ -57,19 +60,30 @@ struct StatusReport {
                     words: "backoff until \(Timestamps.clock(next)) (attempt \(record.attempts + 1)\(of))")
             }
             if suspended > 0 {
-                return Row(record: record, state: .waiting, reason: "suspended", words: "suspended pipeline \(record.pipeline)")
+                return Row(
+                    record: record, state: .waiting, reason: "suspended",
+                    words: "suspended pipeline \(record.pipeline)")
             }
             if record.reason == "interrupted" {
-                return Row(record: record, state: .waiting, reason: "interrupted", words: "interrupted; starts again on the next run")
+                return Row(
+                    record: record, state: .waiting, reason: "interrupted",
+                    words: "interrupted; starts again on the next run")
             }
-            return Row(record: record, state: .waiting, reason: "slot", words: "waiting for a slot in pipeline \(record.pipeline)")
+            return Row(
+                record: record, state: .waiting, reason: "slot",
+                words: "waiting for a slot in pipeline \(record.pipeline)")
         case .running:
             let since = record.startedAt.map { " since \(Timestamps.clock($0))" } ?? ""
-            return Row(record: record, state: .running, reason: nil, words: "attempt \(record.attempts)\(since)")
+            return Row(
+                record: record, state: .running, reason: nil, words: "attempt \(record.attempts)\(since)")
         case .succeeded:
             return Row(record: record, state: .succeeded, reason: nil, words: duration(record))
         case .failed:
-            return Row(record: record, state: .failed, reason: record.reason, words: "\(record.reason ?? "failed") after \(record.attempts) attempt\(record.attempts == 1 ? "" : "s")")
+            return Row(
+                record: record, state: .failed, reason: record.reason,
+                words:
+                    "\(record.reason ?? "failed") after \(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
+            )
         case .skipped, .blocked, .cancelled:
             return Row(record: record, state: record.state, reason: record.reason, words: record.reason ?? "")
         }
@@ -86,26 +100,35 @@ struct StatusReport {
         var lines: [String] = []
         var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.clock(run.startedAt))"
         if let finished = run.finishedAt { head += "  finished \(Timestamps.clock(finished))" }
-        if let runnerPID { head += "  (runner pid \(runnerPID))" } else if run.state == .running {
+        if let runnerPID {
+            head += "  (runner pid \(runnerPID))"
+        } else if run.state == .running {
             head += "  (no runner: the next `jobrunner run` resumes it)"
         }
         lines.append(head)
         let columns = ["JOB", "PIPELINE", "STATE", "ATTEMPTS", "DETAIL"]
         let cells = rows.map { row in
-            [row.record.jobID, row.record.pipeline, row.state.rawValue, String(row.record.attempts), row.words]
+            [
+                row.record.jobID, row.record.pipeline, row.state.rawValue, String(row.record.attempts),
+                row.words,
+            ]
         }
         var widths = columns.map(\.count)
-        for cell in cells { for (index, text) in cell.enumerated() { widths[index] = max(widths[index], text.count) } }
+        for cell in cells {
+            for (index, text) in cell.enumerated() { widths[index] = max(widths[index], text.count) }
+        }
         func format(_ cell: [String]) -> String {
             cell.enumerated().map { index, text in
-                index == cell.count - 1 ? text : text.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
+                index == cell.count - 1
+                    ? text : text.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
             }.joined().trimmingCharacters(in: .whitespaces)
         }
         lines.append(format(columns))
         lines.append(contentsOf: cells.map(format))
         let pipelineText = pipelines.map { row in
             let limit = row.maxConcurrent == 0 ? "∞" : String(row.maxConcurrent)
-            return "\(row.name) \(row.running)/\(limit) running" + (row.suspended > 0 ? ", suspended: \(row.suspended)" : "")
+            return "\(row.name) \(row.running)/\(limit) running"
+                + (row.suspended > 0 ? ", suspended: \(row.suspended)" : "")
         }
         lines.append("pipelines: " + pipelineText.joined(separator: "; "))
         return lines.joined(separator: "\n")
@@ -122,7 +145,8 @@ struct StatusReport {
         let jobs = rows.map { row -> String in
             let record = row.record
             let outputs = (snapshot.outputs[record.jobID] ?? [:]).mapValues(JSONValue.string)
-            return "{\"id\": \(JSONValue.quote(record.jobID)), \"pipeline\": \(JSONValue.quote(record.pipeline)), "
+            return
+                "{\"id\": \(JSONValue.quote(record.jobID)), \"pipeline\": \(JSONValue.quote(record.pipeline)), "
                 + "\"state\": \(JSONValue.quote(row.state.rawValue)), \"reason\": \(string(row.reason)), "
                 + "\"attempts\": \(record.attempts), \"exitCode\": \(record.exitCode.map(String.init) ?? "null"), "
                 + "\"startedAt\": \(date(record.startedAt)), \"finishedAt\": \(date(record.finishedAt)), "
@@ -132,7 +156,8 @@ struct StatusReport {
             "{\"name\": \(JSONValue.quote(row.name)), \"maxConcurrent\": \(row.maxConcurrent), "
                 + "\"suspended\": \(row.suspended), \"running\": \(row.running)}"
         }
-        return "{\"run\": \(runJSON),\n \"jobs\": [" + jobs.joined(separator: ",\n  ") + "],\n \"pipelines\": ["
+        return "{\"run\": \(runJSON),\n \"jobs\": [" + jobs.joined(separator: ",\n  ")
+            + "],\n \"pipelines\": ["
             + pipelineJSON.joined(separator: ", ") + "]}"
     }
 }

@@ -17,7 +17,8 @@ final class EventsWriter: RunObserver, Sendable {
         } else {
             fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
-                throw ValidationError("cannot open the events file \(path): \(String(cString: strerror(errno)))")
+                throw ValidationError(
+                    "cannot open the events file \(path): \(String(cString: strerror(errno)))")
             }
             ownsDescriptor = true
         }

@@ -13,7 +13,8 @@ enum Timestamps {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = .current
         let parts = calendar.dateComponents([.hour, .minute, .second], from: date)
-        return [parts.hour, parts.minute, parts.second].map { String(format: "%02d", $0 ?? 0) }.joined(separator: ":")
+        return [parts.hour, parts.minute, parts.second].map { String(format: "%02d", $0 ?? 0) }.joined(
+            separator: ":")
     }
 
     /// `1.2s`, `3m04s`, `2h01m`.

@@ -35,7 +35,8 @@ extension Runner {
                 record.state = .skipped
                 record.reason = "disabled"
                 record.finishedAt = now
-                events.append(RunEvent(time: now, run: runID, job: job.id, kind: .skipped, reason: "disabled"))
+                events.append(
+                    RunEvent(time: now, run: runID, job: job.id, kind: .skipped, reason: "disabled"))
             }
             records[job.id] = record
             changes.append(.putJob(runID: runID, record))
@@ -67,7 +68,8 @@ extension Runner {
         }
         var scheduler = Scheduler(
             workload: workload, runID: run.id, jobs: jobs, outputs: snapshot.outputs,
-            suspended: suspended, maxRunning: options.maxRunning, logDirectory: options.logDirectory, now: now)
+            suspended: suspended, maxRunning: options.maxRunning, logDirectory: options.logDirectory, now: now
+        )
         scheduler.append(.putRun(run))
         for job in workload.jobs where snapshot.jobs[job.id]?.state == .running {
             let attempt = snapshot.attempts[job.id]?.last { $0.outcome == nil }
@@ -110,7 +112,8 @@ extension Runner {
     static func makeRunID(now: Date, random: inout some RandomSource) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
         func pad(_ value: Int?, _ width: Int) -> String {
             let text = String(value ?? 0)
             return String(repeating: "0", count: max(0, width - text.count)) + text

@@ -63,7 +63,8 @@ public final class Runner: Sendable {
     ///   - randomSeed: a seed for backoff jitter; nil uses the system's generator.
     ///   - orphans: ends processes a dead runner left behind; nil when handlers spawn none.
     public init(
-        workload: Workload, store: any QueueStore, handler: any JobHandler, clock: any RunnerClock = SystemClock(),
+        workload: Workload, store: any QueueStore, handler: any JobHandler,
+        clock: any RunnerClock = SystemClock(),
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil, options: RunnerOptions,
         logger: Logger, randomSeed: UInt64? = nil
     ) {
@@ -132,7 +133,8 @@ public final class Runner: Sendable {
                             scheduler.cancelStart(jobID: jobID, attempt: attempt, now: clock.now())
                             continue
                         }
-                        let request = makeRequest(job: job, attempt: attempt, runID: runRecord.id, scheduler: scheduler)
+                        let request = makeRequest(
+                            job: job, attempt: attempt, runID: runRecord.id, scheduler: scheduler)
                         let handler = self.handler
                         group.addTask {
                             let result = await handler.run(request)
@@ -160,7 +162,8 @@ public final class Runner: Sendable {
                     group.cancelAll()
                 case .finished(let jobID, let attempt, let result):
                     scheduler.finish(
-                        jobID: jobID, attempt: attempt, result: result, attemptRecord: attempts.removeValue(forKey: jobID),
+                        jobID: jobID, attempt: attempt, result: result,
+                        attemptRecord: attempts.removeValue(forKey: jobID),
                         now: now, stopping: stopSignal != nil, random: &random)
                 case .spawned(let jobID, let attempt, let pid):
                     if var record = attempts[jobID], record.number == attempt {
@@ -176,7 +179,9 @@ public final class Runner: Sendable {
                 case .stop(let signal):
                     if stopSignal == nil {
                         stopSignal = signal
-                        logger.notice("stopping: no new attempts; ending the running ones", metadata: ["signal": "\(signal)"])
+                        logger.notice(
+                            "stopping: no new attempts; ending the running ones",
+                            metadata: ["signal": "\(signal)"])
                         group.cancelAll()
                     }
                 }
@@ -221,7 +226,8 @@ public final class Runner: Sendable {
         var counts: [JobState: Int] = [:]
         for record in scheduler.jobs.values { counts[record.state, default: 0] += 1 }
         if scheduler.isFinished {
-            let failed = counts[.failed, default: 0] + counts[.blocked, default: 0] + counts[.cancelled, default: 0]
+            let failed =
+                counts[.failed, default: 0] + counts[.blocked, default: 0] + counts[.cancelled, default: 0]
             runRecord.state = failed > 0 ? .failed : .succeeded
             runRecord.finishedAt = now
         } else {
@@ -235,7 +241,9 @@ public final class Runner: Sendable {
             stopSignal: stopSignal.flatMap { $0 == 0 ? nil : $0 }, counts: counts)
     }
 
-    private func makeRequest(job: JobDefinition, attempt: Int, runID: String, scheduler: Scheduler) -> AttemptRequest {
+    private func makeRequest(job: JobDefinition, attempt: Int, runID: String, scheduler: Scheduler)
+        -> AttemptRequest
+    {
         var needed: [String: [String: String]] = [:]
         for need in job.needs {
             if let values = scheduler.outputs[need] { needed[need] = values }
@@ -243,7 +251,8 @@ public final class Runner: Sendable {
         let continuation = self.continuation
         let jobID = job.id
         return AttemptRequest(
-            runID: runID, job: job, attempt: attempt, logPath: scheduler.logPath(job: job.id, attempt: attempt),
+            runID: runID, job: job, attempt: attempt,
+            logPath: scheduler.logPath(job: job.id, attempt: attempt),
             workDirectory: "\(options.logDirectory)/\(runID)", neededOutputs: needed,
             onSpawn: { pid in continuation.yield(.spawned(jobID: jobID, attempt: attempt, pid: pid)) })
     }

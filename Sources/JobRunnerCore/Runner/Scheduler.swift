@@ -318,7 +318,10 @@ struct Scheduler {
 
     fileprivate mutating func finalizeRecovered(_ record: JobRecord, job: JobDefinition, now: Date) {
         commitFinal(record, job: job)
-        emit(RunEvent(time: now, run: runID, job: job.id, attempt: record.attempts, kind: .failed, reason: record.reason))
+        emit(
+            RunEvent(
+                time: now, run: runID, job: job.id, attempt: record.attempts, kind: .failed,
+                reason: record.reason))
         blockDependents(of: job.id, now: now)
     }
 
@@ -380,8 +383,12 @@ struct Scheduler {
 extension Scheduler {
     /// An attempt that was running when the last runner died: recorded `interrupted`, counted,
     /// and failed for good after three such crashes in a row (SPEC 5.9).
-    mutating func recoverCrashed(jobID: String, attempt: AttemptRecord?, now: Date, random: inout some RandomSource) {
-        guard var record = jobs[jobID], record.state == .running, let job = workload.job(jobID) else { return }
+    mutating func recoverCrashed(
+        jobID: String, attempt: AttemptRecord?, now: Date, random: inout some RandomSource
+    ) {
+        guard var record = jobs[jobID], record.state == .running, let job = workload.job(jobID) else {
+            return
+        }
         let reason = "the runner died while it ran"
         var interrupted =
             attempt
@@ -391,7 +398,9 @@ extension Scheduler {
         interrupted.reason = reason
         changes.append(.putAttempt(runID: runID, interrupted))
         emit(
-            RunEvent(time: now, run: runID, job: jobID, attempt: record.attempts, kind: .interrupted, reason: reason))
+            RunEvent(
+                time: now, run: runID, job: jobID, attempt: record.attempts, kind: .interrupted,
+                reason: reason))
         record.crashedInARow += 1
         if record.crashedInARow >= 3 {
             record.state = .failed
@@ -400,6 +409,8 @@ extension Scheduler {
             finalizeRecovered(record, job: job, now: now)
             return
         }
-        _ = failAttempt(record, job: job, exitCode: nil, reason: "interrupted", retryAfter: nil, now: now, random: &random)
+        _ = failAttempt(
+            record, job: job, exitCode: nil, reason: "interrupted", retryAfter: nil, now: now, random: &random
+        )
     }
 }

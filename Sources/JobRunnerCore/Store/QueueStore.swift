@@ -44,7 +44,8 @@ public protocol QueueStore: Sendable {
     ///   the disk (they still survive the process dying, not the machine losing power);
     ///   a batch that holds any synced submission is synced.
     func submit(
-        _ changes: [StoreChange], sync: Bool, completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
+        _ changes: [StoreChange], sync: Bool,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
 
     /// The id of the current run, if any.
     func currentRunID() throws(StoreError) -> String?
