@@ -29,9 +29,6 @@ public struct Workload: Sendable {
     /// The position of a job in load order; ties between equal priorities go to the lower one.
     public func order(of id: String) -> Int? { indexByID[id] }
 
-    /// Sorted job ids: what identifies "the same jobs" when a run is resumed (SPEC 5.9).
-    public var jobIDs: [String] { jobs.map(\.id).sorted() }
-
     /// For each job, the jobs that need it.
     public func dependents() -> [String: [String]] {
         var result: [String: [String]] = [:]

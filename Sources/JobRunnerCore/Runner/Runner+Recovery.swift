@@ -11,7 +11,7 @@ extension Runner {
         var earlier: [StoreChange] = []
         if let snapshot = try store.currentSnapshot(), !snapshot.run.state.isFinal {
             await endOrphans(in: snapshot)
-            if !options.startNewRun && snapshot.run.jobIDs == workload.jobIDs {
+            if !options.startNewRun && Set(snapshot.run.jobIDs) == Set(workload.jobs.map(\.id)) {
                 return resume(snapshot, suspended: suspended, now: now, random: &random)
             }
             earlier = supersede(snapshot, now: now)
@@ -21,7 +21,7 @@ extension Runner {
         // the other's records).
         while try store.snapshot(runID: runID) != nil { runID = Self.makeRunID(now: now, random: &random) }
         let run = RunRecord(
-            id: runID, state: .running, startedAt: now, jobIDs: workload.jobIDs, runnerPID: options.runnerPID,
+            id: runID, state: .running, startedAt: now, jobIDs: workload.jobs.map(\.id), runnerPID: options.runnerPID,
             pipelineLimits: workload.pipelines.mapValues(\.maxConcurrent))
         var records: [String: JobRecord] = [:]
         var changes = earlier + [.putRun(run), .setCurrentRun(runID)]
@@ -59,6 +59,7 @@ extension Runner {
         run.state = .running
         run.runnerPID = options.runnerPID
         run.pipelineLimits = workload.pipelines.mapValues(\.maxConcurrent)
+        run.jobIDs = workload.jobs.map(\.id)
         var jobs = snapshot.jobs
         for job in workload.jobs {
             // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.

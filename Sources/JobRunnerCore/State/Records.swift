@@ -6,7 +6,7 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var state: RunState
     public var startedAt: Date
     public var finishedAt: Date?
-    /// Sorted ids of the run's jobs: a run is resumed only by the same set (SPEC 5.9).
+    /// The run's job ids in load order; a run is resumed only by the same set (SPEC 5.9).
     public var jobIDs: [String]
     /// The pid of the runner that works or last worked on it.
     public var runnerPID: Int32
