@@ -20,10 +20,23 @@ public struct JobRunnerCommand: AsyncParsableCommand {
 
     public init() {}
 
-    /// Parses the command line and runs the chosen command, async commands included.
-    public static func runMain() async {
-        let command: any AsyncParsableCommand.Type = Self.self
-        await command.main()
+    /// Parses the command line and runs the chosen command. Usage errors exit 2, as SPEC 4
+    /// says for invalid usage (ArgumentParser's own default is 64).
+    public static func runMain(_ arguments: [String]? = nil) async {
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(ExitStatus.invalid)
+            }
+            exit(withError: error)
+        }
     }
 }
 

@@ -10,9 +10,8 @@ public struct ProcessGroups: OrphanTerminator {
     /// died waits for PID 1 to reap it, which in a container may take seconds or never happen.
     static func isAlive(group: Int32) -> Bool {
         if kill(-group, 0) != 0 && errno == ESRCH { return false }
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
-        for entry in entries {
-            guard let pid = Int32(entry), let stat = Self.stat(of: pid), stat.group == group else { continue }
+        for pid in processIDs() {
+            guard let stat = Self.stat(of: pid), stat.group == group else { continue }
             if stat.state != "Z" && stat.state != "X" { return true }
         }
         return false
@@ -50,12 +49,36 @@ public struct ProcessGroups: OrphanTerminator {
         if isAlive(group: group) { kill(-group, SIGKILL) }
     }
 
-    public func terminate(pid: Int32, startTime: UInt64?) async {
-        // A recorded start time that no longer matches means the pid now belongs to someone else;
-        // the group may still hold our job's other processes, so it is ended either way when
-        // the leader is gone.
-        if let startTime, let current = self.startTime(of: pid), current != startTime { return }
-        await Self.terminate(group: pid, gracePeriod: .seconds(5))
+    /// Ends every process group the orphaned attempt may still have: the recorded leader's
+    /// (unless that pid now belongs to a process started at another time), and the group of
+    /// every process whose environment names this run, job and attempt — which finds the
+    /// attempt even when the runner died before it could store the pid.
+    public func terminate(_ orphan: Orphan) async {
+        var groups = Set<Int32>()
+        if let pid = orphan.pid {
+            let current = startTime(of: pid)
+            if orphan.startTime == nil || current == nil || current == orphan.startTime { groups.insert(pid) }
+        }
+        let marks = [
+            "JOBRUNNER_RUN=\(orphan.runID)", "JOBRUNNER_JOB=\(orphan.jobID)",
+            "JOBRUNNER_ATTEMPT=\(orphan.attempt)",
+        ].map { Array($0.utf8) }
+        for pid in Self.processIDs() where pid != getpid() {
+            guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
+                continue
+            }
+            let variables = Set(environment.split(separator: 0).map(Array.init))
+            if marks.allSatisfy(variables.contains), let stat = Self.stat(of: pid) {
+                groups.insert(stat.group)
+            }
+        }
+        for group in groups.sorted() where group > 1 {
+            await Self.terminate(group: group, gracePeriod: .seconds(5))
+        }
+    }
+
+    private static func processIDs() -> [Int32] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
     }
 
     public func startTime(of pid: Int32) -> UInt64? {

@@ -179,3 +179,76 @@ import Testing
         #expect(resumed.stdout.contains("started     slow (attempt 2)"))
     }
 }
+
+@Suite(.serialized) struct OperatorTests {
+    @Test func logsFollowPrintsOutputUntilTheAttemptEnds() async throws {
+        let workspace = try Workspace(files: [
+            "talk.yaml": """
+            jobs:
+              talk:
+                run: |
+                  echo first
+                  while [ ! -f ../release ]; do sleep 0.05; done
+                  echo second
+            """
+        ])
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-"], stdout: out)
+        let events = LineReader(out)
+        #expect(await events.waitFor("\"event\": \"started\""))
+        let logOut = Pipe()
+        let follower = try workspace.start(["logs", "talk", "-f"], stdout: logOut)
+        let lines = LineReader(logOut)
+        #expect(await lines.waitFor("first"))
+        try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
+        #expect(await waitForExit(follower) == 0)
+        #expect(await lines.waitFor("second"))
+        #expect(lines.all == ["first", "second"])
+        #expect(await waitForExit(runner) == 0)
+    }
+
+    @Test func aKilledRunnersJobProcessesAreEndedByTheNextRun() async throws {
+        let workspace = try Workspace(files: [
+            "orphan.yaml": """
+            jobs:
+              long:
+                run: |
+                  if [ -f ../release ]; then exit 0; fi
+                  echo $$ > ../pid.fifo
+                  exec sleep 60
+                retry: { attempts: 2, backoff: none }
+            """
+        ])
+        #expect(mkfifo(workspace.root + "/pid.fifo", 0o600) == 0)
+        let runner = try workspace.start(["run", "jobs", "--progress", "none"])
+        // The job blocks writing its pid into the FIFO until this read takes it.
+        let text = await readOnce(workspace.root + "/pid.fifo")
+        let orphan = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        kill(runner.processIdentifier, SIGKILL)
+        _ = await waitForExit(runner)
+        #expect(kill(orphan, 0) == 0, "the job outlives its runner")
+
+        try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
+        let next = try workspace.run("run", "jobs", "--progress", "plain")
+        #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("interrupted"))
+        #expect(next.stdout.contains("(resumed)"))
+        // The orphan is not our child: it is gone once signalling it fails, or it is a zombie.
+        let alive =
+            kill(orphan, 0) == 0
+            && !(FileManager.default.contents(atPath: "/proc/\(orphan)/stat").map {
+                String(decoding: $0, as: UTF8.self).contains(") Z ")
+            } ?? true)
+        #expect(!alive, "the next runner ended the dead runner's job")
+    }
+}
+
+/// Reads a FIFO (or file) to its end on a thread of its own.
+func readOnce(_ path: String) async -> String {
+    await withCheckedContinuation { continuation in
+        Thread {
+            let data = FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data()
+            continuation.resume(returning: String(decoding: data, as: UTF8.self))
+        }.start()
+    }
+}

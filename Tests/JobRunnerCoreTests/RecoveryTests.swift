@@ -6,9 +6,9 @@ import Testing
 
 /// Records which orphans the runner asked to end.
 final class RecordingTerminator: OrphanTerminator {
-    private let ended = Mutex<[Int32]>([])
-    var pids: [Int32] { ended.withLock { $0 } }
-    func terminate(pid: Int32, startTime: UInt64?) async { ended.withLock { $0.append(pid) } }
+    private let ended = Mutex<[Orphan]>([])
+    var orphans: [Orphan] { ended.withLock { $0 } }
+    func terminate(_ orphan: Orphan) async { ended.withLock { $0.append(orphan) } }
     func startTime(of pid: Int32) -> UInt64? { 99 }
 }
 
@@ -56,7 +56,9 @@ final class RecordingTerminator: OrphanTerminator {
         #expect(summary.resumed)
         #expect(summary.runID == runID)
         #expect(summary.state == .succeeded)
-        #expect(terminator.pids == [31337], "the dead runner's attempt process group is ended")
+        #expect(
+            terminator.orphans == [Orphan(runID: "R1", jobID: "busy", attempt: 1, pid: 31337, startTime: 99)],
+            "the dead runner's attempt process group is ended")
         #expect(!harness.handler.startedJobs.contains("done"))
         #expect(harness.handler.calls.map { "\($0.job)#\($0.attempt)" } == ["busy#2", "after#1"])
         let attempts = try #require(try store.currentSnapshot()?.attempts["busy"])

@@ -8,6 +8,8 @@ import Testing
 /// A scratch directory per test, for logs and files the jobs write.
 struct Scratch: ~Copyable {
     let path: String
+    /// Unique per test: the orphan tests end processes by their run id, and tests run in parallel.
+    let runID = "RUN-\(UUID().uuidString)"
     init() throws {
         path =
             FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -27,7 +29,7 @@ struct Scratch: ~Copyable {
             workingDirectory: path,
             pipeline: "ci", timeout: timeout)
         return AttemptRequest(
-            runID: "RUN1", job: job, attempt: attempt, logPath: "\(path)/logs/\(id)/\(attempt).log",
+            runID: runID, job: job, attempt: attempt, logPath: "\(path)/logs/\(id)/\(attempt).log",
             workDirectory: "\(path)/logs/\(id)", neededOutputs: needed, onSpawn: onSpawn)
     }
 
@@ -36,13 +38,35 @@ struct Scratch: ~Copyable {
     }
 }
 
-/// Collects pids from `onSpawn`.
+/// Collects the pid from `onSpawn`; `spawned()` awaits it.
 final class PIDBox: @unchecked Sendable {
     // @unchecked: guarded by `lock`.
     private let lock = NSLock()
     private var stored: Int32 = 0
-    func set(_ pid: Int32) { lock.withLock { stored = pid } }
+    private var waiters: [CheckedContinuation<Int32, Never>] = []
+
+    func set(_ pid: Int32) {
+        let ready = lock.withLock { () -> [CheckedContinuation<Int32, Never>] in
+            stored = pid
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in ready { waiter.resume(returning: pid) }
+    }
+
     var pid: Int32 { lock.withLock { stored } }
+
+    /// Returns once the attempt's process exists.
+    func spawned() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let known: Int32? = lock.withLock {
+                if stored != 0 { return stored }
+                waiters.append(continuation)
+                return nil
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
 }
 
 @Suite struct ShellHandlerTests {
@@ -77,7 +101,7 @@ final class PIDBox: @unchecked Sendable {
         let result = await handler.run(request)
         #expect(result.outcome == .succeeded)
         let lines = Set(scratch.log("deploy", attempt: 2).split(separator: "\n").map(String.init))
-        #expect(lines.contains("JOBRUNNER_RUN=RUN1"))
+        #expect(lines.contains("JOBRUNNER_RUN=\(scratch.runID)"))
         #expect(lines.contains("JOBRUNNER_JOB=deploy"))
         #expect(lines.contains("JOBRUNNER_ATTEMPT=2"))
         #expect(lines.contains("JOBRUNNER_PIPELINE=ci"))
@@ -172,7 +196,7 @@ final class PIDBox: @unchecked Sendable {
         let handler = self.handler
         let request = scratch.request(.shell("echo running; sleep 30"), onSpawn: { box.set($0) })
         let task = Task { await handler.run(request) }
-        while box.pid == 0 { await Task.yield() }
+        _ = await box.spawned()
         task.cancel()
         let result = await task.value
         #expect(result.outcome == .interrupted)
@@ -213,7 +237,7 @@ final class PIDBox: @unchecked Sendable {
         let scratch = try Scratch()
         let handler = ShellHandler(logLimit: 64 << 10)
         let result = await handler.run(scratch.request(.shell("seq 1 200000")))
-        #expect(result.outcome == .succeeded)
+        #expect(result.outcome == .succeeded, "\(result)")
         let log = scratch.log()
         #expect(log.utf8.count < (64 << 10) + 200)
         #expect(log.hasPrefix("1\n2\n3\n"))
@@ -233,16 +257,34 @@ final class PIDBox: @unchecked Sendable {
     @Test func terminatesALiveGroupButNotAReusedPid() async throws {
         let scratch = try Scratch()
         let box = PIDBox()
-        let handler = ShellHandler()
-        // Start a job, take its pid, and let the "dead runner" path end it.
+        let handler = ShellHandler(baseEnvironment: [:])
         let task = Task { await handler.run(scratch.request(.shell("sleep 30"), onSpawn: { box.set($0) })) }
-        while box.pid == 0 { await Task.yield() }
+        _ = await box.spawned()
         let groups = ProcessGroups()
-        await groups.terminate(pid: box.pid, startTime: 1)  // wrong start time: someone else's pid
+        // A wrong start time means the pid is someone else's now; the environment does not
+        // match either (another attempt number), so nothing is ended.
+        await groups.terminate(
+            Orphan(runID: scratch.runID, jobID: "job", attempt: 7, pid: box.pid, startTime: 1))
         #expect(ProcessGroups.isAlive(group: box.pid))
-        await groups.terminate(pid: box.pid, startTime: groups.startTime(of: box.pid))
+        await groups.terminate(
+            Orphan(
+                runID: scratch.runID, jobID: "job", attempt: 1, pid: box.pid,
+                startTime: groups.startTime(of: box.pid)))
         let result = await task.value
-        #expect(result.outcome == .failed)
+        #expect(result.signal == SIGTERM)
+    }
+
+    @Test func findsAnAttemptWhosePidWasNeverStored() async throws {
+        let scratch = try Scratch()
+        let box = PIDBox()
+        let handler = ShellHandler(baseEnvironment: [:])
+        let task = Task {
+            await handler.run(
+                scratch.request(.shell("sleep 30"), id: "lost", attempt: 3, onSpawn: { box.set($0) }))
+        }
+        _ = await box.spawned()
+        await ProcessGroups().terminate(Orphan(runID: scratch.runID, jobID: "lost", attempt: 3))
+        let result = await task.value
         #expect(result.signal == SIGTERM)
     }
 }

@@ -65,11 +65,29 @@ public protocol JobHandler: Sendable {
     func run(_ request: AttemptRequest) async -> AttemptResult
 }
 
+/// An attempt a dead runner left running: what is known to find its processes.
+public struct Orphan: Sendable, Hashable {
+    public var runID: String
+    public var jobID: String
+    public var attempt: Int
+    /// The recorded process (group leader), when the runner lived long enough to store it.
+    public var pid: Int32?
+    /// The recorded start time of `pid`, which tells a reused pid apart.
+    public var startTime: UInt64?
+
+    public init(runID: String, jobID: String, attempt: Int, pid: Int32? = nil, startTime: UInt64? = nil) {
+        self.runID = runID
+        self.jobID = jobID
+        self.attempt = attempt
+        self.pid = pid
+        self.startTime = startTime
+    }
+}
+
 /// Ends processes that a dead runner left behind (SPEC 5.9).
 public protocol OrphanTerminator: Sendable {
-    /// Terminates the process group led by `pid` if that process still lives and is the one
-    /// recorded (`startTime` tells a reused pid apart).
-    func terminate(pid: Int32, startTime: UInt64?) async
+    /// Terminates the process groups of an attempt that a dead runner left running.
+    func terminate(_ orphan: Orphan) async
     /// The start time of a live process, to record beside its pid.
     func startTime(of pid: Int32) -> UInt64?
 }

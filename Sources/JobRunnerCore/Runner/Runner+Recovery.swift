@@ -21,7 +21,8 @@ extension Runner {
         // the other's records).
         while try store.snapshot(runID: runID) != nil { runID = Self.makeRunID(now: now, random: &random) }
         let run = RunRecord(
-            id: runID, state: .running, startedAt: now, jobIDs: workload.jobs.map(\.id), runnerPID: options.runnerPID,
+            id: runID, state: .running, startedAt: now, jobIDs: workload.jobs.map(\.id),
+            runnerPID: options.runnerPID,
             pipelineLimits: workload.pipelines.mapValues(\.maxConcurrent))
         var records: [String: JobRecord] = [:]
         var changes = earlier + [.putRun(run), .setCurrentRun(runID)]
@@ -103,8 +104,11 @@ extension Runner {
         guard let orphans else { return }
         for attempts in snapshot.attempts.values {
             for attempt in attempts where attempt.outcome == nil {
-                guard let pid = attempt.pid else { continue }
-                await orphans.terminate(pid: pid, startTime: attempt.pidStartTime)
+                await orphans.terminate(
+                    Orphan(
+                        runID: snapshot.run.id, jobID: attempt.jobID, attempt: attempt.number,
+                        pid: attempt.pid,
+                        startTime: attempt.pidStartTime))
             }
         }
     }

@@ -305,6 +305,10 @@ struct Scheduler {
                 insertReady(job)
             } else {
                 delayed[job.id] = record.nextAttemptAt
+                emit(
+                    RunEvent(
+                        time: now, run: runID, job: job.id, attempt: record.attempts, kind: .waiting,
+                        reason: "backoff"))
             }
         } else {
             record.state = .failed
