@@ -56,13 +56,6 @@ final class Environment: @unchecked Sendable {
 
     deinit { mdb_env_close(handle) }
 
-    /// Turns the fsync at commit off or back on (`MDB_NOSYNC`); only the writer thread calls it,
-    /// between transactions. The next synced commit flushes what unsynced ones wrote.
-    func setSync(_ enabled: Bool) throws(LMDBError) {
-        try LMDBError.check(
-            mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), enabled ? 0 : 1), "mdb_env_set_flags")
-    }
-
     /// Runs `body` in a write transaction and commits it (one fsync); aborts if `body` throws.
     func write<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError)
         -> Result

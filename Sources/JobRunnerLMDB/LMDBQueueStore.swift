@@ -82,10 +82,9 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     // MARK: Writing
 
     public func submit(
-        _ changes: [StoreChange], sync: Bool,
-        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        writer.submit(changes, sync: sync, completion: completion)
+        writer.submit(changes, completion: completion)
     }
 
     // MARK: Reading
@@ -176,7 +175,6 @@ private final class GroupCommitWriter: @unchecked Sendable {
     // @unchecked: `pending`, `closed` and `transactions` are guarded by `condition`.
     private struct Submission {
         let changes: [StoreChange]
-        let sync: Bool
         let completion: @Sendable (Result<Void, StoreError>) -> Void
     }
 
@@ -209,8 +207,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
     }
 
     func submit(
-        _ changes: [StoreChange], sync: Bool,
-        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         condition.lock()
         if closed {
@@ -218,7 +215,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
             completion(.failure(StoreError(.io, "the store is closed")))
             return
         }
-        pending.append(Submission(changes: changes, sync: sync, completion: completion))
+        pending.append(Submission(changes: changes, completion: completion))
         condition.signal()
         condition.unlock()
     }
@@ -238,7 +235,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
 
             let result: Result<Void, StoreError>
             do {
-                try write(batch.flatMap(\.changes), sync: batch.contains { $0.sync }, encoder: encoder)
+                try write(batch.flatMap(\.changes), encoder: encoder)
                 result = .success(())
             } catch let error as LMDBError {
                 result = .failure(error.storeError(path: environment.path))
@@ -251,7 +248,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
             for submission in batch { submission.completion(result) }
         }
     }
-    private func write(_ changes: [StoreChange], sync: Bool, encoder: JSONEncoder) throws {
+    private func write(_ changes: [StoreChange], encoder: JSONEncoder) throws {
         let tables = environment.tables
         // Encode outside the transaction: a failed encoding must not leave half a batch.
         var rows: [(MDB_dbi, [UInt8], [UInt8])] = []
@@ -288,8 +285,6 @@ private final class GroupCommitWriter: @unchecked Sendable {
                     (tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
             }
         }
-        if !sync { try environment.setSync(false) }
-        defer { if !sync { try? environment.setSync(true) } }
         try environment.write { txn throws(LMDBError) in
             for (dbi, key, value) in rows { try txn.put(dbi, key: key, value: value) }
         }

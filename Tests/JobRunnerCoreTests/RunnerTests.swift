@@ -273,8 +273,7 @@ final class GatedStore: QueueStore {
     private let state = Mutex(State())
 
     func submit(
-        _ changes: [StoreChange], sync: Bool,
-        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         let (passThrough, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             if state.isOpen { return (true, []) }
@@ -285,7 +284,7 @@ final class GatedStore: QueueStore {
             return (false, ready)
         }
         for watcher in ready { watcher.resume() }
-        if passThrough { inner.submit(changes, sync: sync, completion: completion) }
+        if passThrough { inner.submit(changes, completion: completion) }
     }
 
     func waitForPending(_ count: Int) async {
@@ -305,7 +304,7 @@ final class GatedStore: QueueStore {
             defer { state.held = [] }
             return state.held
         }
-        for (changes, completion) in held { inner.submit(changes, sync: true, completion: completion) }
+        for (changes, completion) in held { inner.submit(changes, completion: completion) }
     }
 
     func currentRunID() throws(StoreError) -> String? { try inner.currentRunID() }

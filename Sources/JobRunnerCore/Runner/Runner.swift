@@ -108,19 +108,27 @@ public final class Runner: Sendable {
         var storeFailure: StoreError?
         var inFlight = 0
         var attempts: [String: AttemptRecord] = [:]
+        var unstoredPIDs = Set<String>()
         var timer: (date: Date, task: Task<Void, Never>)?
 
         await withTaskGroup(of: Void.self) { group in
             func flush() {
-                let batch = scheduler.takeBatch()
+                var batch = scheduler.takeBatch()
                 guard !batch.changes.isEmpty || !batch.effects.isEmpty else { return }
+                // Still-running attempts only: a finished one's record already carries its pid.
+                let pids = unstoredPIDs.compactMap { attempts[$0] }.map {
+                    StoreChange.putAttempt(runID: runRecord.id, $0)
+                }
+                batch.changes.insert(contentsOf: pids, at: 0)
+                unstoredPIDs.removeAll()
                 for change in batch.changes {
                     if case .putAttempt(_, let attempt) = change, attempt.outcome == nil {
                         attempts[attempt.jobID] = attempt
                     }
                 }
                 inFlight += 1
-                store.submit(batch.changes) { result in continuation.yield(.durable(result, batch.effects)) }
+                let effects = batch.effects
+                store.submit(batch.changes) { result in continuation.yield(.durable(result, effects)) }
             }
 
             func perform(_ effects: [Effect]) {
@@ -170,9 +178,9 @@ public final class Runner: Sendable {
                         record.pid = pid
                         record.pidStartTime = orphans?.startTime(of: pid)
                         attempts[jobID] = record
-                        // Only needed to end an orphan after the runner dies, which the page cache
-                        // survives: no fsync of its own, the next synced commit carries it to disk.
-                        store.submit([.putAttempt(runID: runRecord.id, record)], sync: false) { _ in }
+                        // The pid rides along with the next commit instead of costing one of its
+                        // own: after a crash the attempt is also found by its environment.
+                        unstoredPIDs.insert(jobID)
                     }
                 case .wake:
                     timer = nil

@@ -21,8 +21,7 @@ public final class InMemoryQueueStore: QueueStore {
     public var commitCount: Int { contents.withLock { $0.commits } }
 
     public func submit(
-        _ changes: [StoreChange], sync: Bool,
-        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         contents.withLock { state in
             state.commits += 1

@@ -40,12 +40,7 @@ public struct RunSnapshot: Sendable, Hashable {
 public protocol QueueStore: Sendable {
     /// Queues changes for commit; `completion` runs once they are durable or failed to commit.
     /// Completions run in submission order.
-    /// - Parameter sync: false for changes that may wait for the next synced commit to reach
-    ///   the disk (they still survive the process dying, not the machine losing power);
-    ///   a batch that holds any synced submission is synced.
-    func submit(
-        _ changes: [StoreChange], sync: Bool,
-        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
+    func submit(_ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
 
     /// The id of the current run, if any.
     func currentRunID() throws(StoreError) -> String?
@@ -61,13 +56,6 @@ public protocol QueueStore: Sendable {
 }
 
 extension QueueStore {
-    /// Queues changes for a durable commit.
-    public func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
-    ) {
-        submit(changes, sync: true, completion: completion)
-    }
-
     /// Commits changes and waits until they are durable.
     public func commit(_ changes: [StoreChange]) async throws(StoreError) {
         let result: Result<Void, StoreError> = await withCheckedContinuation { continuation in
