@@ -188,10 +188,11 @@ import Testing
               talk:
                 run: |
                   echo first
-                  while [ ! -f ../release ]; do sleep 0.05; done
+                  read line < ../gate.fifo
                   echo second
             """
         ])
+        #expect(mkfifo(workspace.root + "/gate.fifo", 0o600) == 0)
         let out = Pipe()
         let runner = try workspace.start(["run", "jobs", "--events", "-"], stdout: out)
         let events = LineReader(out)
@@ -200,7 +201,10 @@ import Testing
         let follower = try workspace.start(["logs", "talk", "-f"], stdout: logOut)
         let lines = LineReader(logOut)
         #expect(await lines.waitFor("first"))
-        try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
+        // Opening the FIFO for writing lets the job's `read` go on.
+        let gate = try #require(FileHandle(forWritingAtPath: workspace.root + "/gate.fifo"))
+        gate.write(Data("go\n".utf8))
+        try gate.close()
         #expect(await waitForExit(follower) == 0)
         #expect(await lines.waitFor("second"))
         #expect(lines.all == ["first", "second"])
