@@ -27,18 +27,7 @@ final class EventsWriter: RunObserver, Sendable {
     deinit { if ownsDescriptor { close(fd) } }
 
     func record(_ event: RunEvent) {
-        let line = Array((Self.json(event) + "\n").utf8)
-        line.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        writeText(fd, Self.json(event) + "\n")
     }
 
     static func json(_ event: RunEvent) -> String {

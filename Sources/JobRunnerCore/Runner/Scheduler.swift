@@ -345,21 +345,18 @@ struct Scheduler {
         }
     }
 
+    /// Blocks `id` because `need` ended badly, and everything that waits on it.
     private mutating func block(_ id: String, because need: String, now: Date) {
-        guard var record = jobs[id], !record.state.isFinal, record.state != .running,
-            let job = workload.job(id)
-        else { return }
-        record.state = .blocked
-        record.reason = "needs:\(need)"
-        record.finishedAt = now
-        commitFinal(record, job: job)
-        emit(RunEvent(time: now, run: runID, job: id, kind: .blocked, reason: record.reason))
-        blockDependents(of: id, now: now)
+        block([(id, need)], now: now)
     }
 
     private mutating func blockDependents(of id: String, now: Date) {
+        block((dependents[id] ?? []).map { ($0, id) }, now: now)
+    }
+
+    private mutating func block(_ start: [(job: String, need: String)], now: Date) {
         // Iterative: a failure at the head of a long chain blocks thousands of jobs.
-        var pending: [(job: String, need: String)] = (dependents[id] ?? []).map { ($0, id) }
+        var pending = start
         while let (job, need) = pending.popLast() {
             guard var record = jobs[job], !record.state.isFinal, record.state != .running,
                 let definition = workload.job(job)
