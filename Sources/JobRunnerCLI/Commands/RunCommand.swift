@@ -122,7 +122,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let resumed = summary.resumed ? " (resumed)" : ""
         return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): "
-            + counts.joined(separator: ", ")
+            + (counts.isEmpty ? "no jobs" : counts.joined(separator: ", "))
     }
 }
 
