@@ -15,6 +15,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
         version: JobRunnerVersion.current,
         subcommands: [
             RunCommand.self, ValidateCommand.self, StatusCommand.self, LogsCommand.self, GraphCommand.self,
+            RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
         ]
     )
 

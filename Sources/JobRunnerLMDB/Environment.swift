@@ -9,8 +9,7 @@ struct Tables {
     var attempts: MDB_dbi = 0
     var outputs: MDB_dbi = 0
     var pipelines: MDB_dbi = 0
-
-    static let names = ["meta", "runs", "jobs", "attempts", "outputs", "pipelines"]
+    var requests: MDB_dbi = 0
 }
 
 /// An open LMDB environment. Transactions live only inside `read` and `write` closures, so
@@ -46,6 +45,7 @@ final class Environment: @unchecked Sendable {
                 tables.attempts = try txn.open("attempts")
                 tables.outputs = try txn.open("outputs")
                 tables.pipelines = try txn.open("pipelines")
+                tables.requests = try txn.open("requests")
             }
         } catch {
             mdb_env_close(env)
@@ -107,6 +107,17 @@ struct Transaction: ~Copyable {
             }
         }
         try LMDBError.check(code, "mdb_put")
+    }
+
+    /// Deletes a key; a missing key is not an error.
+    func delete(_ dbi: MDB_dbi, key: [UInt8]) throws(LMDBError) {
+        var key = key
+        let code = key.withUnsafeMutableBytes { keyBytes in
+            var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+            return mdb_del(handle, dbi, &keyVal, nil)
+        }
+        if code == MDB_NOTFOUND { return }
+        try LMDBError.check(code, "mdb_del")
     }
 
     func get(_ dbi: MDB_dbi, key: [UInt8]) throws(LMDBError) -> [UInt8]? {

@@ -20,6 +20,10 @@ enum StoreKey {
 
     static func pipeline(_ name: String) -> [UInt8] { Array(name.utf8) }
 
+    static func request(runID: String, id: UInt64) -> [UInt8] {
+        runPrefix(runID) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: id >> (UInt64($0) * 8)) }
+    }
+
     static let schemaVersion: [UInt8] = Array("schemaVersion".utf8)
     static let currentRun: [UInt8] = Array("currentRun".utf8)
 }

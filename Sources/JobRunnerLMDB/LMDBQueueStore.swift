@@ -158,6 +158,44 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
+    public func requests(runID: String) throws(StoreError) -> [OperatorRequest] {
+        try reading { txn, tables, decoder in
+            var result: [OperatorRequest] = []
+            try txn.scan(tables.requests, prefix: StoreKey.runPrefix(runID)) { _, value throws(LMDBError) in
+                result.append(try Self.decode(OperatorRequest.self, value, decoder))
+            }
+            return result
+        }
+    }
+
+    public func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void)
+        throws(StoreError)
+        -> PipelineRecord
+    {
+        let tables = environment.tables
+        do {
+            // LMDB serialises write transactions across processes, so this read-modify-write
+            // cannot interleave with another runner's or command's.
+            return try environment.write { txn throws(LMDBError) in
+                var record = PipelineRecord(name: name)
+                if let bytes = try txn.get(tables.pipelines, key: StoreKey.pipeline(name)) {
+                    record = try Self.decode(PipelineRecord.self, bytes, JSONDecoder())
+                }
+                change(&record)
+                let encoded: Data
+                do {
+                    encoded = try JSONEncoder().encode(record)
+                } catch {
+                    throw LMDBError(code: EINVAL, operation: "encoding a pipeline record (\(error))")
+                }
+                try txn.put(tables.pipelines, key: StoreKey.pipeline(name), value: Array(encoded))
+                return record
+            }
+        } catch {
+            throw error.storeError(path: environment.path)
+        }
+    }
+
     private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
         throws(LMDBError) -> Value
     {
@@ -251,7 +289,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
     private func write(_ changes: [StoreChange], encoder: JSONEncoder) throws {
         let tables = environment.tables
         // Encode outside the transaction: a failed encoding must not leave half a batch.
-        var rows: [(MDB_dbi, [UInt8], [UInt8])] = []
+        var rows: [(MDB_dbi, [UInt8], [UInt8]?)] = []
         rows.reserveCapacity(changes.count)
         for change in changes {
             switch change {
@@ -283,10 +321,24 @@ private final class GroupCommitWriter: @unchecked Sendable {
             case .putPipeline(let pipeline):
                 rows.append(
                     (tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
+            case .putRequest(let runID, let request):
+                rows.append(
+                    (
+                        tables.requests, StoreKey.request(runID: runID, id: request.id),
+                        Array(try encoder.encode(request))
+                    ))
+            case .deleteRequest(let runID, let id):
+                rows.append((tables.requests, StoreKey.request(runID: runID, id: id), nil))
             }
         }
         try environment.write { txn throws(LMDBError) in
-            for (dbi, key, value) in rows { try txn.put(dbi, key: key, value: value) }
+            for (dbi, key, value) in rows {
+                if let value {
+                    try txn.put(dbi, key: key, value: value)
+                } else {
+                    try txn.delete(dbi, key: key)
+                }
+            }
         }
     }
 }

@@ -311,4 +311,8 @@ final class GatedStore: QueueStore {
     func snapshot(runID: String) throws(StoreError) -> RunSnapshot? { try inner.snapshot(runID: runID) }
     func runs() throws(StoreError) -> [RunRecord] { try inner.runs() }
     func pipelines() throws(StoreError) -> [String: PipelineRecord] { try inner.pipelines() }
+    func requests(runID: String) throws(StoreError) -> [OperatorRequest] { try inner.requests(runID: runID) }
+    func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void) throws(StoreError)
+        -> PipelineRecord
+    { try inner.updatePipeline(name, change) }
 }

@@ -85,7 +85,10 @@ struct RunCommand: AsyncParsableCommand {
                 maxRunning: jobs, startNewRun: new, logDirectory: stateDirectory.logsPath, runnerPID: getpid()
             ),
             logger: logger)
-        let signals = SignalForwarder(signals: [SIGINT, SIGTERM]) { runner.requestStop(signal: $0) }
+        let signals = SignalForwarder(signals: [SIGINT, SIGTERM, SIGUSR1]) { signal in
+            // SIGUSR1 is how `suspend`, `resume`, `retry`, `skip` and `cancel` say "look at the store".
+            if signal == SIGUSR1 { runner.poke() } else { runner.requestStop(signal: signal) }
+        }
         defer { signals.cancel() }
 
         let started = Date()
@@ -117,7 +120,7 @@ struct RunCommand: AsyncParsableCommand {
         switch summary.state {
         case .succeeded: verb = "succeeded"
         case .failed: verb = "failed"
-        case .stopped: verb = summary.stopSignal == nil ? "stopped: nothing could start" : "stopped"
+        case .stopped: verb = "stopped"
         case .running: verb = "is running"
         }
         let resumed = summary.resumed ? " (resumed)" : ""

@@ -11,12 +11,19 @@ public struct RunnerOptions: Sendable {
     public var logDirectory: String
     /// Recorded in the run, so `status` can say which process works on it.
     public var runnerPID: Int32
+    /// How often the runner looks at the store for operator requests and suspensions when
+    /// nobody pokes it (`poke()` is the fast path); nil: only when poked.
+    public var storeCheckInterval: Duration?
 
-    public init(maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32) {
+    public init(
+        maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32,
+        storeCheckInterval: Duration? = nil
+    ) {
         self.maxRunning = maxRunning
         self.startNewRun = startNewRun
         self.logDirectory = logDirectory
         self.runnerPID = runnerPID
+        self.storeCheckInterval = storeCheckInterval
     }
 }
 
@@ -44,6 +51,7 @@ public final class Runner: Sendable {
         case finished(jobID: String, attempt: Int, AttemptResult)
         case spawned(jobID: String, attempt: Int, pid: Int32)
         case wake
+        case poke
         case stop(Int32)
     }
 
@@ -86,6 +94,12 @@ public final class Runner: Sendable {
         continuation.yield(.stop(signal))
     }
 
+    /// Tells the runner that operator requests or suspensions may have changed in the store
+    /// (another process sends SIGUSR1, which the command line turns into this call).
+    public func poke() {
+        continuation.yield(.poke)
+    }
+
     /// Runs until every job of the run is final, or until a stop request has been carried out.
     /// - Throws: ``StoreError`` when state cannot be read or written; running attempts are
     ///   ended first.
@@ -109,6 +123,17 @@ public final class Runner: Sendable {
         var inFlight = 0
         var attempts: [String: AttemptRecord] = [:]
         var unstoredPIDs = Set<String>()
+        var appliedRequests = Set<UInt64>()
+        let checker = options.storeCheckInterval.map { interval in
+            // Unstructured: a slow fallback for a missed poke, cancelled when the run ends.
+            Task { [clock] in
+                while !Task.isCancelled {
+                    try? await clock.sleep(until: clock.now().addingTimeInterval(interval.seconds))
+                    continuation.yield(.poke)
+                }
+            }
+        }
+        defer { checker?.cancel() }
         var timer: (date: Date, task: Task<Void, Never>)?
 
         await withTaskGroup(of: Void.self) { group in
@@ -137,7 +162,9 @@ public final class Runner: Sendable {
                     case .emit(let event):
                         observer.record(event)
                     case .start(let jobID, let attempt):
-                        guard stopSignal == nil, let job = workload.job(jobID) else {
+                        guard stopSignal == nil, scheduler.stopRequests[jobID] == nil,
+                            let job = workload.job(jobID)
+                        else {
                             scheduler.cancelStart(jobID: jobID, attempt: attempt, now: clock.now())
                             continue
                         }
@@ -152,6 +179,31 @@ public final class Runner: Sendable {
                 }
             }
 
+            func checkStore(now: Date) {
+                do {
+                    scheduler.updateSuspensions(try store.pipelines().mapValues(\.suspended), now: now)
+                    for request in try store.requests(runID: runRecord.id)
+                    where appliedRequests.insert(request.id).inserted {
+                        let result = scheduler.apply(request, now: now)
+                        scheduler.append(.deleteRequest(runID: runRecord.id, id: request.id))
+                        logger.info("\(request.kind.rawValue) \(request.jobID): \(result)")
+                        if case .terminating(let jobID) = result, let orphans {
+                            let record = attempts[jobID]
+                            let orphan = Orphan(
+                                runID: runRecord.id, jobID: jobID, attempt: record?.number ?? 0,
+                                pid: record?.pid,
+                                startTime: record?.pidStartTime)
+                            // Unstructured: ending a process group takes up to the grace period,
+                            // and the loop must go on meanwhile; the attempt's end arrives as usual.
+                            Task { await orphans.terminate(orphan) }
+                        }
+                    }
+                } catch {
+                    logger.warning("cannot read operator requests", metadata: ["error": "\(error)"])
+                }
+            }
+
+            checkStore(now: clock.now())
             scheduler.startReadyJobs(now: clock.now())
             flush()
             for await event in events {
@@ -184,6 +236,8 @@ public final class Runner: Sendable {
                     }
                 case .wake:
                     timer = nil
+                case .poke:
+                    if stopSignal == nil { checkStore(now: now) }
                 case .stop(let signal):
                     if stopSignal == nil {
                         stopSignal = signal
@@ -218,13 +272,6 @@ public final class Runner: Sendable {
                 }
                 let idle = scheduler.runningTotal == 0 && inFlight == 0
                 if idle && (scheduler.isFinished || stopSignal != nil) { break }
-                if idle && scheduler.nextWakeDate == nil && !scheduler.hasStartableWork {
-                    // Nothing runs, nothing is due and nothing can start (every open job sits in a
-                    // suspended pipeline): a `run` would wait forever.
-                    logger.warning("nothing can start: the remaining jobs wait for suspended pipelines")
-                    stopSignal = stopSignal ?? 0
-                    break
-                }
             }
             timer?.task.cancel()
         }
@@ -246,7 +293,7 @@ public final class Runner: Sendable {
             RunEvent(time: now, run: runRecord.id, kind: .runFinished, state: runRecord.state.rawValue))
         return RunSummary(
             runID: runRecord.id, state: runRecord.state, resumed: resumed,
-            stopSignal: stopSignal.flatMap { $0 == 0 ? nil : $0 }, counts: counts)
+            stopSignal: stopSignal, counts: counts)
     }
 
     private func makeRequest(job: JobDefinition, attempt: Int, runID: String, scheduler: Scheduler)

@@ -16,22 +16,25 @@ struct Scheduler {
     let maxRunning: Int?
     let logDirectory: String
 
-    private(set) var jobs: [String: JobRecord]
+    var jobs: [String: JobRecord]
     private(set) var outputs: [String: [String: String]]
-    private(set) var suspended: [String: Int]
+    var suspended: [String: Int]
     private(set) var runningPerPipeline: [String: Int] = [:]
     private(set) var runningTotal = 0
-    private(set) var finalCount = 0
+    var finalCount = 0
 
     /// Per job: needs not yet succeeded or skipped.
-    private var unmetNeeds: [String: Int] = [:]
+    var unmetNeeds: [String: Int] = [:]
     /// Per pipeline: ready job ids, best first (priority, then load order).
-    private var ready: [String: [String]] = [:]
+    var ready: [String: [String]] = [:]
     /// Jobs waiting for a backoff delay, with their due date.
-    private var delayed: [String: Date] = [:]
+    var delayed: [String: Date] = [:]
     /// Per sequential pipeline: count of non-final jobs by file index.
-    private var openByFile: [String: [Int: Int]] = [:]
-    private let dependents: [String: [String]]
+    var openByFile: [String: [Int: Int]] = [:]
+    let dependents: [String: [String]]
+
+    /// Running jobs an operator asked to cancel or skip: their attempt is being terminated.
+    var stopRequests: [String: OperatorRequest.Kind] = [:]
 
     /// Changes and effects decided since the last `takeBatch()`.
     private(set) var changes: [StoreChange] = []
@@ -79,11 +82,6 @@ struct Scheduler {
 
     var isFinished: Bool { finalCount == workload.jobs.count }
 
-    /// Whether a ready job sits in a pipeline that is not suspended.
-    var hasStartableWork: Bool {
-        ready.contains { name, queue in !queue.isEmpty && suspended[name, default: 0] == 0 }
-    }
-
     /// The earliest date a delayed job becomes due.
     var nextWakeDate: Date? { delayed.values.min() }
 
@@ -100,7 +98,7 @@ struct Scheduler {
 
     // MARK: Readiness
 
-    private mutating func makeReadyIfDue(_ id: String) {
+    mutating func makeReadyIfDue(_ id: String) {
         guard let record = jobs[id], !record.state.isFinal, record.state != .running,
             unmetNeeds[id, default: 0] == 0, let job = workload.job(id)
         else { return }
@@ -114,7 +112,7 @@ struct Scheduler {
         insertReady(job)
     }
 
-    private mutating func insertReady(_ job: JobDefinition) {
+    mutating func insertReady(_ job: JobDefinition) {
         var queue = ready[job.pipeline, default: []]
         guard !queue.contains(job.id) else { return }
         let order = workload.order(of: job.id) ?? 0
@@ -223,9 +221,17 @@ struct Scheduler {
         attempt.exitCode = result.exitCode
         attempt.signal = result.signal
         attempt.reason = result.reason
-        changes.append(.putAttempt(runID: runID, attempt))
         record.exitCode = result.exitCode
         record.crashedInARow = 0
+        if let kind = stopRequests.removeValue(forKey: jobID), result.outcome != .succeeded {
+            attempt.outcome = .interrupted
+            attempt.reason = kind == .cancel ? "cancelled by operator" : "skipped by operator"
+            changes.append(.putAttempt(runID: runID, attempt))
+            jobs[jobID] = record
+            finishByOperator(jobID, kind: kind, now: now)
+            return
+        }
+        changes.append(.putAttempt(runID: runID, attempt))
 
         switch result.outcome {
         case .succeeded, .skipped:
@@ -329,7 +335,7 @@ struct Scheduler {
         blockDependents(of: job.id, now: now)
     }
 
-    private mutating func commitFinal(_ record: JobRecord, job: JobDefinition) {
+    mutating func commitFinal(_ record: JobRecord, job: JobDefinition) {
         let wasFinal = jobs[job.id]?.state.isFinal ?? false
         jobs[job.id] = record
         changes.append(.putJob(runID: runID, record))
@@ -346,15 +352,15 @@ struct Scheduler {
     }
 
     /// Blocks `id` because `need` ended badly, and everything that waits on it.
-    private mutating func block(_ id: String, because need: String, now: Date) {
+    mutating func block(_ id: String, because need: String, now: Date) {
         block([(id, need)], now: now)
     }
 
-    private mutating func blockDependents(of id: String, now: Date) {
+    mutating func blockDependents(of id: String, now: Date) {
         block((dependents[id] ?? []).map { ($0, id) }, now: now)
     }
 
-    private mutating func block(_ start: [(job: String, need: String)], now: Date) {
+    mutating func block(_ start: [(job: String, need: String)], now: Date) {
         // Iterative: a failure at the head of a long chain blocks thousands of jobs.
         var pending = start
         while let (job, need) = pending.popLast() {

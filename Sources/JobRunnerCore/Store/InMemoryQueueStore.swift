@@ -10,6 +10,7 @@ public final class InMemoryQueueStore: QueueStore {
         var attempts: [String: [String: [Int: AttemptRecord]]] = [:]
         var outputs: [String: [String: [String: String]]] = [:]
         var pipelines: [String: PipelineRecord] = [:]
+        var requests: [String: [UInt64: OperatorRequest]] = [:]
         var commits = 0
     }
 
@@ -35,6 +36,9 @@ public final class InMemoryQueueStore: QueueStore {
                 case .putOutputs(let runID, let jobID, _, let outputs):
                     state.outputs[runID, default: [:]][jobID] = outputs
                 case .putPipeline(let pipeline): state.pipelines[pipeline.name] = pipeline
+                case .putRequest(let runID, let request):
+                    state.requests[runID, default: [:]][request.id] = request
+                case .deleteRequest(let runID, let id): state.requests[runID]?[id] = nil
                 }
             }
         }
@@ -63,5 +67,22 @@ public final class InMemoryQueueStore: QueueStore {
 
     public func pipelines() throws(StoreError) -> [String: PipelineRecord] {
         contents.withLock { $0.pipelines }
+    }
+
+    public func requests(runID: String) throws(StoreError) -> [OperatorRequest] {
+        contents.withLock { ($0.requests[runID] ?? [:]).values.sorted { $0.id < $1.id } }
+    }
+
+    public func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void)
+        throws(StoreError)
+        -> PipelineRecord
+    {
+        contents.withLock { state in
+            var record = state.pipelines[name] ?? PipelineRecord(name: name)
+            change(&record)
+            state.pipelines[name] = record
+            state.commits += 1
+            return record
+        }
     }
 }

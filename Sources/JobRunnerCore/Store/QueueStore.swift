@@ -9,6 +9,8 @@ public enum StoreChange: Sendable, Hashable {
     case putAttempt(runID: String, AttemptRecord)
     case putOutputs(runID: String, jobID: String, occurrence: String, [String: String])
     case putPipeline(PipelineRecord)
+    case putRequest(runID: String, OperatorRequest)
+    case deleteRequest(runID: String, id: UInt64)
 }
 
 /// Everything stored about one run.
@@ -53,6 +55,14 @@ public protocol QueueStore: Sendable {
 
     /// Persisted pipeline records by name.
     func pipelines() throws(StoreError) -> [String: PipelineRecord]
+
+    /// Operator requests waiting for the run's runner, oldest first.
+    func requests(runID: String) throws(StoreError) -> [OperatorRequest]
+
+    /// Reads, changes and writes one pipeline record in one transaction (a suspend count must
+    /// not lose an update to a concurrent one); returns the new record.
+    func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void) throws(StoreError)
+        -> PipelineRecord
 }
 
 extension QueueStore {
