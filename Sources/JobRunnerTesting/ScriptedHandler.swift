@@ -95,12 +95,41 @@ public final class ScriptedHandler: JobHandler {
     public func lastRequest(_ job: String) -> AttemptRequest? { state.withLock { $0.requests[job] } }
 }
 
-/// Collects events for assertions.
+/// Collects events for assertions; ``waitFor(_:job:)`` awaits one.
 public final class RecordingObserver: RunObserver {
-    private let storage = Mutex<[RunEvent]>([])
+    private struct State {
+        var events: [RunEvent] = []
+        var watchers: [(kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let storage = Mutex(State())
     public init() {}
-    public func record(_ event: RunEvent) { storage.withLock { $0.append(event) } }
-    public var events: [RunEvent] { storage.withLock { $0 } }
+
+    public func record(_ event: RunEvent) {
+        let ready = storage.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.events.append(event)
+            let matches = { (watcher: (kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)) in
+                watcher.kind == event.kind && (watcher.job == nil || watcher.job == event.job)
+            }
+            let ready = state.watchers.filter(matches).map(\.continuation)
+            state.watchers.removeAll(where: matches)
+            return ready
+        }
+        for watcher in ready { watcher.resume() }
+    }
+
+    /// Returns once an event of this kind (about this job, if given) has been recorded.
+    public func waitFor(_ kind: RunEvent.Kind, job: String? = nil) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let seen = storage.withLock { state -> Bool in
+                if state.events.contains(where: { $0.kind == kind && (job == nil || $0.job == job) }) { return true }
+                state.watchers.append((kind, job, continuation))
+                return false
+            }
+            if seen { continuation.resume() }
+        }
+    }
+
+    public var events: [RunEvent] { storage.withLock { $0.events } }
     /// `kind job` strings, e.g. `started build`, for compact assertions.
     public var lines: [String] { events.map { "\($0.kind.rawValue) \($0.job ?? "")" } }
 }

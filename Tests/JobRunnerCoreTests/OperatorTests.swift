@@ -1,0 +1,152 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerTesting
+import Synchronization
+import Testing
+
+/// Ends an attempt the way the shell handler's process group would end: by letting the held
+/// scripted attempt return its (failed) result.
+final class ReleasingTerminator: OrphanTerminator {
+    let handler: ScriptedHandler
+    private let ended = Mutex<[Orphan]>([])
+    init(_ handler: ScriptedHandler) { self.handler = handler }
+    var orphans: [Orphan] { ended.withLock { $0 } }
+    func terminate(_ orphan: Orphan) async {
+        ended.withLock { $0.append(orphan) }
+        handler.release(orphan.jobID)
+    }
+    func startTime(of pid: Int32) -> UInt64? { nil }
+}
+
+@Suite struct OperatorRequestTests {
+    let killed = AttemptResult(outcome: .failed, signal: 15, reason: "signal:15")
+
+    func runner(_ harness: Harness, _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], orphans: (any OrphanTerminator)?)
+        -> Runner
+    {
+        Runner(
+            workload: Workload(jobs: jobs, pipelines: pipelines), store: harness.store, handler: harness.handler,
+            clock: harness.clock, observer: harness.observer, orphans: orphans,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1), logger: .init(label: "t"),
+            randomSeed: 3)
+    }
+
+    func request(_ kind: OperatorRequest.Kind, _ job: String, id: UInt64 = 1) -> OperatorRequest {
+        OperatorRequest(id: id, kind: kind, jobID: job, requestedAt: Date(timeIntervalSince1970: 1_800_000_000))
+    }
+
+    @Test func cancelEndsTheRunningAttemptAndBlocksDependents() async throws {
+        let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
+        let harness = Harness(handler: handler)
+        let terminator = ReleasingTerminator(handler)
+        let runner = runner(harness, [job("long"), job("after", needs: ["long"]), job("free")], orphans: terminator)
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(2)
+        let runID = try #require(try harness.store.currentRunID())
+        try await harness.store.commit([.putRequest(runID: runID, request(.cancel, "long"))])
+        runner.poke()
+        let summary = try await task.value
+        #expect(summary.state == .failed)
+        #expect(terminator.orphans.map(\.jobID) == ["long"])
+        let snapshot = try #require(try harness.store.currentSnapshot())
+        #expect(snapshot.jobs["long"]?.state == .cancelled)
+        #expect(snapshot.jobs["long"]?.reason == "cancelled by operator")
+        #expect(snapshot.jobs["after"]?.state == .blocked)
+        #expect(snapshot.attempts["long"]?.last?.outcome == .interrupted)
+        #expect(try harness.store.requests(runID: runID).isEmpty, "an applied request is deleted")
+        #expect(harness.observer.events.contains { $0.kind == .cancelled && $0.job == "long" })
+    }
+
+    @Test func skipOfARunningJobLetsDependentsGoOn() async throws {
+        let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
+        let harness = Harness(handler: handler)
+        let runner = runner(harness, [job("long"), job("after", needs: ["long"])], orphans: ReleasingTerminator(handler))
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(1)
+        let runID = try #require(try harness.store.currentRunID())
+        try await harness.store.commit([.putRequest(runID: runID, request(.skip, "long"))])
+        runner.poke()
+        #expect(try await task.value.state == .succeeded)
+        #expect(handler.startedJobs == ["long", "after"])
+        #expect(try harness.store.currentSnapshot()?.jobs["long"]?.state == .skipped)
+    }
+
+    @Test func aSuspendedPipelineStartsNothingUntilResumed() async throws {
+        let handler = ScriptedHandler(hold: ["a"])
+        let harness = Harness(handler: handler)
+        let runner = runner(
+            harness, [job("a", pipeline: "p"), job("b", pipeline: "p")],
+            pipelines: [PipelineDefinition(name: "p", maxConcurrent: 1)], orphans: nil)
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(1)
+        _ = try harness.store.updatePipeline("p") { $0.suspended += 2 }
+        runner.poke()
+        await harness.observer.waitFor(.suspended)
+        handler.release("a")
+        await harness.observer.waitFor(.succeeded, job: "a")
+        #expect(handler.startedJobs == ["a"], "b does not start while p is suspended")
+
+        _ = try harness.store.updatePipeline("p") { $0.suspended -= 1 }
+        runner.poke()
+        _ = try harness.store.updatePipeline("p") { $0.suspended -= 1 }
+        runner.poke()
+        #expect(try await task.value.state == .succeeded)
+        #expect(handler.startedJobs == ["a", "b"])
+        let pipelineEvents = harness.observer.events.filter { $0.pipeline != nil }.map(\.kind)
+        #expect(pipelineEvents == [.suspended, .resumed], "nested: resumed only when the count is back at zero")
+    }
+
+    @Test func offlineRetryReopensAFinishedRunForTheNextRunner() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let run = RunRecord(id: "R", state: .failed, startedAt: start, finishedAt: start, jobIDs: ["a", "b", "c", "d"], runnerPID: 1)
+        var failed = JobRecord(jobID: "a", pipeline: "default", maxAttempts: 1, state: .failed, reason: "exit:1", attempts: 1)
+        failed.finishedAt = start
+        let snapshot = RunSnapshot(
+            run: run,
+            jobs: [
+                "a": failed,
+                "b": JobRecord(jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
+                "c": JobRecord(jobID: "c", pipeline: "default", needs: ["b"], state: .blocked, reason: "needs:b"),
+                "d": JobRecord(jobID: "d", pipeline: "default", state: .succeeded, attempts: 1),
+            ])
+        let (result, changes) = OfflineOperator.apply(request(.retry, "a"), to: snapshot, now: start)
+        guard case .applied = result else {
+            Issue.record("retry was not applied: \(result)")
+            return
+        }
+        var jobs: [String: JobRecord] = [:]
+        var reopenedRun: RunRecord?
+        for change in changes {
+            if case .putJob(_, let record) = change { jobs[record.jobID] = record }
+            if case .putRun(let record) = change { reopenedRun = record }
+        }
+        #expect(jobs["a"]?.state == .pending)
+        #expect(jobs["a"]?.countedAttempts == 0, "a fresh retry budget")
+        #expect(jobs["b"]?.state == .pending)
+        #expect(jobs["c"]?.state == .pending)
+        #expect(jobs["d"] == nil, "a succeeded job is left alone")
+        #expect(reopenedRun?.state == .stopped)
+
+        let refused = OfflineOperator.apply(request(.retry, "d"), to: snapshot, now: start).result
+        #expect(refused == .refused("d is succeeded; only a failed, blocked or cancelled job can be retried"))
+        let unknown = OfflineOperator.apply(request(.cancel, "zz"), to: snapshot, now: start).result
+        #expect(unknown == .refused("run R has no job 'zz'"))
+    }
+
+    @Test func skipOfAFailedJobUnblocksItsDependents() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let run = RunRecord(id: "R", state: .failed, startedAt: start, jobIDs: ["a", "b"], runnerPID: 1)
+        let snapshot = RunSnapshot(
+            run: run,
+            jobs: [
+                "a": JobRecord(jobID: "a", pipeline: "default", state: .failed, attempts: 1),
+                "b": JobRecord(jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
+            ])
+        let changes = OfflineOperator.apply(request(.skip, "a"), to: snapshot, now: start).changes
+        let states = changes.compactMap { change -> String? in
+            if case .putJob(_, let record) = change { return "\(record.jobID):\(record.state.rawValue)" }
+            return nil
+        }
+        #expect(states == ["a:skipped", "b:pending"])
+    }
+}
