@@ -256,3 +256,66 @@ func readOnce(_ path: String) async -> String {
         }.start()
     }
 }
+
+@Suite(.serialized) struct LiveOperatorTests {
+    static let jobs = """
+        pipelines:
+          p: { maxConcurrent: 1 }
+        jobs:
+          long: { run: exec sleep 30, pipeline: p }
+          after: { run: echo after, needs: [long], pipeline: p }
+          next: { run: echo next, pipeline: p }
+        """
+
+    @Test func suspendCancelAndResumeActOnALiveRunner() async throws {
+        let workspace = try Workspace(files: ["a.yaml": Self.jobs])
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-"], stdout: out)
+        let events = LineReader(out)
+        #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
+
+        let suspend = try workspace.run("suspend", "p")
+        #expect(suspend.status == 0)
+        #expect(suspend.stdout == "pipeline p suspended (count 1)\n")
+        #expect(await events.waitFor("\"event\": \"suspended\", \"pipeline\": \"p\""))
+
+        let cancel = try workspace.run("cancel", "long")
+        #expect(cancel.stdout.contains("asked the runner (pid \(runner.processIdentifier)) to cancel long"))
+        #expect(await events.waitFor("\"job\": \"after\", \"event\": \"blocked\""))
+        #expect(await events.waitFor("\"job\": \"long\", \"event\": \"cancelled\""))
+
+        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let jobs = try #require(status["jobs"] as? [[String: Any]])
+        #expect(jobs.first { $0["id"] as? String == "next" }?["reason"] as? String == "suspended")
+        let pipelines = try #require(status["pipelines"] as? [[String: Any]])
+        #expect(pipelines.first { $0["name"] as? String == "p" }?["suspended"] as? Int == 1)
+        #expect(!events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"started\"") })
+
+        #expect(try workspace.run("resume", "p").stdout == "pipeline p resumed\n")
+        #expect(await waitForExit(runner) == 1, "a cancelled job makes the run fail")
+        #expect(events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") })
+        #expect(try workspace.run("resume", "p").status == 1, "resuming a pipeline that is not suspended is an error")
+    }
+
+    @Test func retryReopensAFinishedRunAndTheNextRunRunsOnlyWhatWasBlocked() throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": """
+            jobs:
+              flaky: { run: test -f ../fixed }
+              after: { run: echo after, needs: [flaky] }
+              other: { run: echo other }
+            """
+        ])
+        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 1)
+        #expect(try workspace.run("retry", "other").status == 1, "a succeeded job cannot be retried")
+        let retry = try workspace.run("retry", "flaky")
+        #expect(retry.status == 0)
+        #expect(retry.stdout.contains("the next `jobrunner run` resumes run"))
+        try "".write(toFile: workspace.root + "/fixed", atomically: true, encoding: .utf8)
+        let again = try workspace.run("run", "jobs", "--progress", "plain")
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.stdout.contains("started     flaky (attempt 2)"))
+        #expect(again.stdout.contains("started     after (attempt 1)"))
+        #expect(!again.stdout.contains("started     other"))
+    }
+}
