@@ -64,6 +64,54 @@ def timed(argv, cwd):
     return elapsed, usage.ru_maxrss
 
 
+def operator_latency(jobrunner, work, rounds=5):
+    """How long a live runner takes to notice suspend, resume and cancel (from the moment the
+    command starts to the event in the runner's --events stream), and its CPU use while idle."""
+    import queue
+    import threading
+
+    directory = os.path.join(work, "operator")
+    os.makedirs(os.path.join(directory, "jobs"), exist_ok=True)
+    with open(os.path.join(directory, "jobs", "ops.yaml"), "w") as f:
+        f.write("pipelines:\n  p: { maxConcurrent: 1 }\njobs:\n"
+                "  long: { run: exec sleep 60, pipeline: p }\n  next: { run: \"true\", pipeline: p }\n")
+    results = {"suspend": [], "resume": [], "cancel": []}
+    idle = []
+    for round_ in range(rounds):
+        state = os.path.join(directory, f"state-{round_}")
+        proc = subprocess.Popen([jobrunner, "run", "--state", state, "--events", "-", "jobs"], cwd=directory,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        lines = queue.Queue()
+        threading.Thread(target=lambda: [lines.put((time.perf_counter(), l)) for l in proc.stdout], daemon=True).start()
+
+        def wait_for(text):
+            while True:
+                stamp, line = lines.get(timeout=30)
+                if text in line:
+                    return stamp
+
+        wait_for('"event": "started"')
+        # Idle: one attempt sleeps, nothing else to do. CPU ticks of the runner over 2 s.
+        def ticks():
+            with open(f"/proc/{proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        before, started = ticks(), time.perf_counter()
+        time.sleep(2)
+        idle.append((ticks() - before) / os.sysconf("SC_CLK_TCK") / (time.perf_counter() - started))
+        for command, event in (("suspend", '"event": "suspended"'), ("resume", '"event": "resumed"'),
+                               ("cancel", '"event": "cancelled"')):
+            argv = [jobrunner, command, "--state", state, "p" if command != "cancel" else "long"]
+            start = time.perf_counter()
+            subprocess.run(argv, cwd=directory, stdout=subprocess.DEVNULL, check=True)
+            results[command].append(wait_for(event) - start)
+        proc.wait(timeout=30)
+    print(f"operator commands on a live runner, median of {rounds} (command start -> event):")
+    for command, values in results.items():
+        print(f"  {command:8}: {statistics.median(values) * 1000:.0f} ms  (all: {' '.join(f'{v * 1000:.0f}' for v in values)})")
+    print(f"  idle runner CPU while an attempt sleeps: {statistics.median(idle) * 100:.2f}% of one core")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
@@ -115,6 +163,7 @@ def main():
     big = write_big(os.path.join(work, "big"), 10_000)
     validate_times = [timed([jobrunner, "validate", big], cwd=work)[0] for _ in range(5)]
     print(f"validate a 10,000-job file: {statistics.median(validate_times):.3f} s median of 5 (target: under 1 s)")
+    operator_latency(jobrunner, work)
     shutil.rmtree(work, ignore_errors=True)
 
 
