@@ -99,7 +99,8 @@ public final class ScriptedHandler: JobHandler {
 public final class RecordingObserver: RunObserver {
     private struct State {
         var events: [RunEvent] = []
-        var watchers: [(kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)] = []
+        var watchers: [(kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)] =
+            []
     }
     private let storage = Mutex(State())
     public init() {}
@@ -107,7 +108,9 @@ public final class RecordingObserver: RunObserver {
     public func record(_ event: RunEvent) {
         let ready = storage.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.events.append(event)
-            let matches = { (watcher: (kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)) in
+            let matches = {
+                (watcher: (kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>))
+                in
                 watcher.kind == event.kind && (watcher.job == nil || watcher.job == event.job)
             }
             let ready = state.watchers.filter(matches).map(\.continuation)
@@ -121,7 +124,9 @@ public final class RecordingObserver: RunObserver {
     public func waitFor(_ kind: RunEvent.Kind, job: String? = nil) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let seen = storage.withLock { state -> Bool in
-                if state.events.contains(where: { $0.kind == kind && (job == nil || $0.job == job) }) { return true }
+                if state.events.contains(where: { $0.kind == kind && (job == nil || $0.job == job) }) {
+                    return true
+                }
                 state.watchers.append((kind, job, continuation))
                 return false
             }

@@ -174,7 +174,22 @@ public enum JobFileLoader {
                 Diagnostic(
                     at: job.definition.location, "dependency cycle: \(cycle.joined(separator: " -> "))"))
         }
-        let workload = Workload(jobs: jobs.map(\.definition), pipelines: Array(pipelines.values))
+        var connectivity = ConnectivitySettings()
+        var connectivityAt: SourceLocation?
+        for file in files {
+            guard let declared = file.connectivity else { continue }
+            if let first = connectivityAt {
+                diagnostics.append(
+                    Diagnostic(
+                        at: declared.location,
+                        "connectivity is declared twice; the first is at \(first); keep one"))
+                continue
+            }
+            connectivity = declared.settings
+            connectivityAt = declared.location
+        }
+        let workload = Workload(
+            jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity)
         return (workload, diagnostics)
     }
 }

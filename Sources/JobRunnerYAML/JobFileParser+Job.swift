@@ -88,11 +88,6 @@ extension JobFileParser {
         if let node = keys["requiresInternet"]?.value, let value = reader.bool(node, what: "requiresInternet")
         {
             job.requiresInternet = value
-            if value {
-                reader.warning(
-                    node,
-                    "requiresInternet is not enforced yet: job '\(id)' runs as if the machine were online")
-            }
         }
         if let node = keys["constraints"]?.value, !NodeReader.isNull(node),
             let names = reader.stringList(node, what: "constraints")

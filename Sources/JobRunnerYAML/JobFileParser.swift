@@ -54,7 +54,9 @@ struct JobFileParser {
             file.constraints = parseConstraints(constraints.value)
         }
         if let connectivity = top["connectivity"] {
-            parseConnectivity(connectivity.value)
+            file.connectivity = parseConnectivity(connectivity.value).map {
+                ($0, reader.location(connectivity.keyNode))
+            }
         }
         if let plugins = top["plugins"], let entries = reader.entries(plugins.value, what: "plugins") {
             let known = reader.known(entries, allowed: Keys.plugins, in: "plugins")
@@ -124,12 +126,6 @@ struct JobFileParser {
                     let value = reader.bool(node, what: "requiresInternet")
                 {
                     pipeline.requiresInternet = value
-                    if value {
-                        reader.warning(
-                            node,
-                            "requiresInternet is not enforced yet: this pipeline runs as if the machine were online"
-                        )
-                    }
                 }
             }
             result.append(pipeline)
@@ -166,12 +162,18 @@ struct JobFileParser {
         return result
     }
 
-    private mutating func parseConnectivity(_ node: Node) {
-        guard let entries = reader.entries(node, what: "connectivity") else { return }
+    private mutating func parseConnectivity(_ node: Node) -> ConnectivitySettings? {
+        guard let entries = reader.entries(node, what: "connectivity") else { return nil }
         let known = reader.known(entries, allowed: Keys.connectivity, in: "connectivity")
-        if let probe = known["probe"]?.value { _ = reader.nonEmptyString(probe, what: "connectivity.probe") }
-        if let interval = known["interval"]?.value {
-            _ = reader.duration(interval, what: "connectivity.interval", allowZero: false)
+        var settings = ConnectivitySettings(workingDirectory: directory)
+        if let probe = known["probe"]?.value {
+            settings.probe = reader.nonEmptyString(probe, what: "connectivity.probe")
         }
+        if let node = known["interval"]?.value,
+            let interval = reader.duration(node, what: "connectivity.interval", allowZero: false)
+        {
+            settings.interval = interval
+        }
+        return settings
     }
 }

@@ -6,6 +6,7 @@ struct ParsedFile {
     var pipelines: [PipelineDefinition] = []
     var constraints: [(name: String, location: SourceLocation)] = []
     var jobs: [ParsedJob] = []
+    var connectivity: (settings: ConnectivitySettings, location: SourceLocation)?
 }
 
 /// A job with the places of the values that later checks may complain about.

@@ -289,12 +289,17 @@ func readOnce(_ path: String) async -> String {
         #expect(jobs.first { $0["id"] as? String == "next" }?["reason"] as? String == "suspended")
         let pipelines = try #require(status["pipelines"] as? [[String: Any]])
         #expect(pipelines.first { $0["name"] as? String == "p" }?["suspended"] as? Int == 1)
-        #expect(!events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"started\"") })
+        #expect(
+            !events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"started\"") })
 
         #expect(try workspace.run("resume", "p").stdout == "pipeline p resumed\n")
         #expect(await waitForExit(runner) == 1, "a cancelled job makes the run fail")
-        #expect(events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") })
-        #expect(try workspace.run("resume", "p").status == 1, "resuming a pipeline that is not suspended is an error")
+        #expect(
+            events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") }
+        )
+        #expect(
+            try workspace.run("resume", "p").status == 1,
+            "resuming a pipeline that is not suspended is an error")
     }
 
     @Test func retryReopensAFinishedRunAndTheNextRunRunsOnlyWhatWasBlocked() throws {

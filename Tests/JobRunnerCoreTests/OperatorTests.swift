@@ -21,25 +21,32 @@ final class ReleasingTerminator: OrphanTerminator {
 @Suite struct OperatorRequestTests {
     let killed = AttemptResult(outcome: .failed, signal: 15, reason: "signal:15")
 
-    func runner(_ harness: Harness, _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], orphans: (any OrphanTerminator)?)
+    func runner(
+        _ harness: Harness, _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [],
+        orphans: (any OrphanTerminator)?
+    )
         -> Runner
     {
         Runner(
-            workload: Workload(jobs: jobs, pipelines: pipelines), store: harness.store, handler: harness.handler,
+            workload: Workload(jobs: jobs, pipelines: pipelines), store: harness.store,
+            handler: harness.handler,
             clock: harness.clock, observer: harness.observer, orphans: orphans,
-            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1), logger: .init(label: "t"),
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1),
+            logger: .init(label: "t"),
             randomSeed: 3)
     }
 
     func request(_ kind: OperatorRequest.Kind, _ job: String, id: UInt64 = 1) -> OperatorRequest {
-        OperatorRequest(id: id, kind: kind, jobID: job, requestedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        OperatorRequest(
+            id: id, kind: kind, jobID: job, requestedAt: Date(timeIntervalSince1970: 1_800_000_000))
     }
 
     @Test func cancelEndsTheRunningAttemptAndBlocksDependents() async throws {
         let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
         let harness = Harness(handler: handler)
         let terminator = ReleasingTerminator(handler)
-        let runner = runner(harness, [job("long"), job("after", needs: ["long"]), job("free")], orphans: terminator)
+        let runner = runner(
+            harness, [job("long"), job("after", needs: ["long"]), job("free")], orphans: terminator)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(2)
         let runID = try #require(try harness.store.currentRunID())
@@ -60,7 +67,8 @@ final class ReleasingTerminator: OrphanTerminator {
     @Test func skipOfARunningJobLetsDependentsGoOn() async throws {
         let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
         let harness = Harness(handler: handler)
-        let runner = runner(harness, [job("long"), job("after", needs: ["long"])], orphans: ReleasingTerminator(handler))
+        let runner = runner(
+            harness, [job("long"), job("after", needs: ["long"])], orphans: ReleasingTerminator(handler))
         let task = Task { try await runner.run() }
         await handler.waitForStarts(1)
         let runID = try #require(try harness.store.currentRunID())
@@ -93,20 +101,26 @@ final class ReleasingTerminator: OrphanTerminator {
         #expect(try await task.value.state == .succeeded)
         #expect(handler.startedJobs == ["a", "b"])
         let pipelineEvents = harness.observer.events.filter { $0.pipeline != nil }.map(\.kind)
-        #expect(pipelineEvents == [.suspended, .resumed], "nested: resumed only when the count is back at zero")
+        #expect(
+            pipelineEvents == [.suspended, .resumed], "nested: resumed only when the count is back at zero")
     }
 
     @Test func offlineRetryReopensAFinishedRunForTheNextRunner() throws {
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        let run = RunRecord(id: "R", state: .failed, startedAt: start, finishedAt: start, jobIDs: ["a", "b", "c", "d"], runnerPID: 1)
-        var failed = JobRecord(jobID: "a", pipeline: "default", maxAttempts: 1, state: .failed, reason: "exit:1", attempts: 1)
+        let run = RunRecord(
+            id: "R", state: .failed, startedAt: start, finishedAt: start, jobIDs: ["a", "b", "c", "d"],
+            runnerPID: 1)
+        var failed = JobRecord(
+            jobID: "a", pipeline: "default", maxAttempts: 1, state: .failed, reason: "exit:1", attempts: 1)
         failed.finishedAt = start
         let snapshot = RunSnapshot(
             run: run,
             jobs: [
                 "a": failed,
-                "b": JobRecord(jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
-                "c": JobRecord(jobID: "c", pipeline: "default", needs: ["b"], state: .blocked, reason: "needs:b"),
+                "b": JobRecord(
+                    jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
+                "c": JobRecord(
+                    jobID: "c", pipeline: "default", needs: ["b"], state: .blocked, reason: "needs:b"),
                 "d": JobRecord(jobID: "d", pipeline: "default", state: .succeeded, attempts: 1),
             ])
         let (result, changes) = OfflineOperator.apply(request(.retry, "a"), to: snapshot, now: start)
@@ -140,7 +154,8 @@ final class ReleasingTerminator: OrphanTerminator {
             run: run,
             jobs: [
                 "a": JobRecord(jobID: "a", pipeline: "default", state: .failed, attempts: 1),
-                "b": JobRecord(jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
+                "b": JobRecord(
+                    jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
             ])
         let changes = OfflineOperator.apply(request(.skip, "a"), to: snapshot, now: start).changes
         let states = changes.compactMap { change -> String? in

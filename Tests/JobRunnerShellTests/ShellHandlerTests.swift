@@ -288,3 +288,35 @@ final class PIDBox: @unchecked Sendable {
         #expect(result.signal == SIGTERM)
     }
 }
+
+@Suite struct ConnectivityProbeTests {
+    @Test func commandProbeExitZeroMeansOnline() async {
+        #expect(await CommandProbe(command: "true", workingDirectory: nil, timeLimit: .seconds(5)).isOnline())
+        #expect(
+            !(await CommandProbe(command: "exit 1", workingDirectory: nil, timeLimit: .seconds(5)).isOnline())
+        )
+    }
+
+    @Test func aProbeThatHangsMeansOffline() async {
+        let started = ContinuousClock.now
+        #expect(
+            !(await CommandProbe(
+                command: "exec sleep 30", workingDirectory: nil, timeLimit: .milliseconds(200)
+            ).isOnline()))
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func defaultRoutesAreReadFromProcNetRoute() {
+        let table = """
+            Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+            eth0\t00000000\t0100A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0
+            eth0\t0000A8C0\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0
+            lo\t00000000\t00000000\t0001\t0\t0\t0\t00000000\t0\t0\t0
+            wg0\t00000000\t00000000\t0000\t0\t0\t0\t00000000\t0\t0\t0
+            """
+        #expect(
+            SystemProbe.defaultRouteInterfaces(table) == ["eth0"],
+            "loopback and routes that are down do not count")
+        #expect(SystemProbe.defaultRouteInterfaces("Iface\tDestination\n").isEmpty)
+    }
+}

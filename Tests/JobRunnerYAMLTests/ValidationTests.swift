@@ -93,12 +93,24 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
             ])
     }
 
-    @Test func requiresInternetWarnsButDoesNotFail() {
-        let result = JobFileLoader.load(texts: [
-            ("a.yaml", "jobs:\n  fetch:\n    run: curl x\n    requiresInternet: true\n")
+    @Test func connectivityIsReadOnceAndMayNotBeDeclaredTwice() {
+        let one = JobFileLoader.load(texts: [
+            (
+                "a.yaml",
+                "connectivity:\n  probe: ping -c1 x\n  interval: 30s\njobs:\n  f:\n    run: x\n    requiresInternet: true\n"
+            )
         ])
-        #expect(result.workload != nil)
-        #expect(result.diagnostics.map(\.severity) == [.warning])
+        #expect(one.diagnostics.isEmpty)
+        #expect(one.workload?.connectivity.probe == "ping -c1 x")
+        #expect(one.workload?.connectivity.interval == .seconds(30))
+        #expect(one.workload?.job("f")?.requiresInternet == true)
+        let two = JobFileLoader.load(texts: [
+            ("a.yaml", "connectivity: { interval: 5s }\n"), ("b.yaml", "connectivity: { interval: 6s }\n"),
+        ])
+        #expect(
+            two.diagnostics.map(\.description) == [
+                "b.yaml:1:1: error: connectivity is declared twice; the first is at a.yaml:1:1; keep one"
+            ])
     }
 }
 

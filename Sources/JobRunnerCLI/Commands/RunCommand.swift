@@ -80,7 +80,7 @@ struct RunCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let runner = Runner(
             workload: workload, store: store, handler: ShellHandler(), observer: ObserverList(observers),
-            orphans: ProcessGroups(),
+            orphans: ProcessGroups(), connectivity: Self.probe(for: workload),
             options: RunnerOptions(
                 maxRunning: jobs, startNewRun: new, logDirectory: stateDirectory.logsPath, runnerPID: getpid()
             ),
@@ -103,6 +103,20 @@ struct RunCommand: AsyncParsableCommand {
         writeText(progressFD, message + "\n")
         if let signal = summary.stopSignal { throw ExitCode(128 + signal) }
         throw summary.state == .succeeded ? ExitCode.success : ExitCode(ExitStatus.failed)
+    }
+
+    /// `JOBRUNNER_ONLINE` forces the answer; else the job files' probe; else the built-in check.
+    static func probe(for workload: Workload) -> any ConnectivityProbe {
+        switch ProcessInfo.processInfo.environment["JOBRUNNER_ONLINE"] {
+        case "1": return FixedProbe(online: true)
+        case "0": return FixedProbe(online: false)
+        default: break
+        }
+        let settings = workload.connectivity
+        guard let command = settings.probe else { return SystemProbe() }
+        return CommandProbe(
+            command: command, workingDirectory: settings.workingDirectory,
+            timeLimit: min(settings.interval, .seconds(30)))
     }
 
     private func resolvedProgress(fd: Int32) -> Progress {

@@ -59,6 +59,12 @@ struct StatusReport {
                     record: record, state: .waiting, reason: "backoff",
                     words: "backoff until \(Timestamps.clock(next)) (attempt \(record.attempts + 1)\(of))")
             }
+            if record.reason == "internet" {
+                let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
+                return Row(
+                    record: record, state: .waiting, reason: "internet", words: "waiting for internet\(since)"
+                )
+            }
             if suspended > 0 {
                 return Row(
                     record: record, state: .waiting, reason: "suspended",

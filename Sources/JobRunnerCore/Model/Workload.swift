@@ -4,12 +4,18 @@ public struct Workload: Sendable {
     public let jobs: [JobDefinition]
     /// Declared pipelines by name; always holds `default`.
     public let pipelines: [String: PipelineDefinition]
+    /// How connectivity is checked (SPEC 5.5).
+    public let connectivity: ConnectivitySettings
     private let indexByID: [String: Int]
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
     /// (see ``JobGraph/findCycle(in:)``).
-    public init(jobs: [JobDefinition], pipelines: [PipelineDefinition]) {
+    public init(
+        jobs: [JobDefinition], pipelines: [PipelineDefinition],
+        connectivity: ConnectivitySettings = ConnectivitySettings()
+    ) {
         self.jobs = jobs
+        self.connectivity = connectivity
         var table: [String: PipelineDefinition] = [:]
         for pipeline in pipelines { table[pipeline.name] = pipeline }
         if table[PipelineDefinition.defaultName] == nil {
@@ -28,6 +34,14 @@ public struct Workload: Sendable {
 
     /// The position of a job in load order; ties between equal priorities go to the lower one.
     public func order(of id: String) -> Int? { indexByID[id] }
+
+    /// Whether a job waits while offline: its own `requiresInternet` or its pipeline's.
+    public func requiresInternet(_ job: JobDefinition) -> Bool {
+        job.requiresInternet || pipelines[job.pipeline]?.requiresInternet == true
+    }
+
+    /// Whether any job needs to know about connectivity at all.
+    public var usesInternet: Bool { jobs.contains { requiresInternet($0) } }
 
     /// For each job, the jobs that need it.
     public func dependents() -> [String: [String]] {

@@ -52,6 +52,7 @@ public final class Runner: Sendable {
         case spawned(jobID: String, attempt: Int, pid: Int32)
         case wake
         case poke
+        case connectivity(Bool)
         case stop(Int32)
     }
 
@@ -61,6 +62,7 @@ public final class Runner: Sendable {
     private let clock: any RunnerClock
     private let observer: any RunObserver
     let orphans: (any OrphanTerminator)?
+    private let probe: (any ConnectivityProbe)?
     let options: RunnerOptions
     private let logger: Logger
     private let randomSeed: UInt64?
@@ -70,12 +72,16 @@ public final class Runner: Sendable {
     /// - Parameters:
     ///   - randomSeed: a seed for backoff jitter; nil uses the system's generator.
     ///   - orphans: ends processes a dead runner left behind; nil when handlers spawn none.
+    ///   - connectivity: says whether the machine is online, every `workload.connectivity.interval`;
+    ///     nil: always online. Not asked at all when no job needs the internet.
     public init(
         workload: Workload, store: any QueueStore, handler: any JobHandler,
         clock: any RunnerClock = SystemClock(),
-        observer: any RunObserver, orphans: (any OrphanTerminator)? = nil, options: RunnerOptions,
+        observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
+        connectivity: (any ConnectivityProbe)? = nil, options: RunnerOptions,
         logger: Logger, randomSeed: UInt64? = nil
     ) {
+        self.probe = connectivity
         self.workload = workload
         self.store = store
         self.handler = handler
@@ -134,6 +140,25 @@ public final class Runner: Sendable {
             }
         }
         defer { checker?.cancel() }
+        let probe = workload.usesInternet ? self.probe : nil
+        if let probe, !(await probe.isOnline()) {
+            scheduler.setOnline(false, now: clock.now())
+        }
+        let interval = workload.connectivity.interval
+        let monitor = probe.map { probe in
+            // Unstructured: asks the probe every interval until the run ends; only posts events.
+            Task { [clock] in
+                while !Task.isCancelled {
+                    do {
+                        try await clock.sleep(until: clock.now().addingTimeInterval(interval.seconds))
+                    } catch {
+                        return
+                    }
+                    continuation.yield(.connectivity(await probe.isOnline()))
+                }
+            }
+        }
+        defer { monitor?.cancel() }
         var timer: (date: Date, task: Task<Void, Never>)?
 
         await withTaskGroup(of: Void.self) { group in
@@ -238,6 +263,8 @@ public final class Runner: Sendable {
                     timer = nil
                 case .poke:
                     if stopSignal == nil { checkStore(now: now) }
+                case .connectivity(let online):
+                    scheduler.setOnline(online, now: now)
                 case .stop(let signal):
                     if stopSignal == nil {
                         stopSignal = signal

@@ -33,6 +33,9 @@ struct Scheduler {
     var openByFile: [String: [Int: Int]] = [:]
     let dependents: [String: [String]]
 
+    /// What the connectivity probe last said (SPEC 5.5).
+    var online = true
+
     /// Running jobs an operator asked to cancel or skip: their attempt is being terminated.
     var stopRequests: [String: OperatorRequest.Kind] = [:]
 
@@ -141,14 +144,53 @@ struct Scheduler {
 
     private func startableIndex(in name: String) -> Int? {
         guard let queue = ready[name], !queue.isEmpty else { return nil }
-        guard workload.pipelines[name]?.order == .sequential else { return 0 }
-        guard let openFiles = openByFile[name], let current = openFiles.filter({ $0.value > 0 }).keys.min()
-        else { return 0 }
-        return queue.firstIndex { workload.job($0)?.fileIndex == current }
+        if !online && workload.pipelines[name]?.requiresInternet == true { return nil }
+        var currentFile: Int?
+        if workload.pipelines[name]?.order == .sequential, let openFiles = openByFile[name] {
+            currentFile = openFiles.filter({ $0.value > 0 }).keys.min()
+        }
+        if online && currentFile == nil { return 0 }
+        return queue.firstIndex { id in
+            guard let job = workload.job(id) else { return false }
+            if let currentFile, job.fileIndex != currentFile { return false }
+            return online || !workload.requiresInternet(job)
+        }
+    }
+
+    /// While offline, records each ready job that needs the internet as waiting for it.
+    private mutating func markInternetWaiters(now: Date) {
+        for (_, queue) in ready {
+            for id in queue {
+                guard var record = jobs[id], record.reason != "internet", let job = workload.job(id),
+                    workload.requiresInternet(job)
+                else { continue }
+                record.state = .waiting
+                record.reason = "internet"
+                record.waitingSince = now
+                jobs[id] = record
+                changes.append(.putJob(runID: runID, record))
+                emit(RunEvent(time: now, run: runID, job: id, kind: .waiting, reason: "internet"))
+            }
+        }
+    }
+
+    /// Takes the probe's answer; pipelines that need the internet are reported suspended or
+    /// resumed when it changes.
+    mutating func setOnline(_ value: Bool, now: Date) {
+        guard value != online else { return }
+        online = value
+        for name in workload.pipelines.keys.sorted() where workload.pipelines[name]?.requiresInternet == true
+        {
+            emit(
+                RunEvent(
+                    time: now, run: runID, kind: value ? .resumed : .suspended, reason: "internet",
+                    pipeline: name))
+        }
     }
 
     /// Starts every ready job that a slot allows, best first.
     mutating func startReadyJobs(now: Date) {
+        if !online { markInternetWaiters(now: now) }
         while maxRunning.map({ runningTotal < $0 }) ?? true {
             var best: (pipeline: String, index: Int, job: JobDefinition)?
             for name in ready.keys.sorted() {
@@ -179,6 +221,7 @@ struct Scheduler {
         record.startedAt = now
         record.finishedAt = nil
         record.nextAttemptAt = nil
+        record.waitingSince = nil
         record.exitCode = nil
         if record.firstStartedAt == nil { record.firstStartedAt = now }
         jobs[job.id] = record
@@ -232,6 +275,28 @@ struct Scheduler {
             return
         }
         changes.append(.putAttempt(runID: runID, attempt))
+
+        if [.failed, .timeout, .tempfail].contains(result.outcome) && !online
+            && workload.requiresInternet(job)
+        {
+            // Failing while offline says nothing about the job: it waits for the internet again,
+            // and the attempt does not count (SPEC 5.5).
+            emit(
+                RunEvent(
+                    time: now, run: runID, job: jobID, attempt: number, kind: .failed,
+                    reason: result.reason, exitCode: result.exitCode))
+            record.uncountedAttempts += 1
+            record.state = .waiting
+            record.reason = "internet"
+            record.waitingSince = now
+            jobs[jobID] = record
+            changes.append(.putJob(runID: runID, record))
+            emit(
+                RunEvent(
+                    time: now, run: runID, job: jobID, attempt: number, kind: .waiting, reason: "internet"))
+            insertReady(job)
+            return
+        }
 
         switch result.outcome {
         case .succeeded, .skipped:

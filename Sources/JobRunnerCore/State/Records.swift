@@ -52,6 +52,8 @@ public struct JobRecord: Sendable, Hashable, Codable {
     public var startedAt: Date?
     public var finishedAt: Date?
     public var nextAttemptAt: Date?
+    /// Since when a waiting job has waited for its reason (internet, a constraint).
+    public var waitingSince: Date?
 
     public init(
         jobID: String, occurrence: String = "", pipeline: String, needs: [String] = [], maxAttempts: Int? = 1,
