@@ -1,12 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Subprocess
-
-#if canImport(System)
-    import System
-#else
-    import SystemPackage
-#endif
 
 /// `connectivity.probe`: a shell command whose exit 0 means online. A probe that runs longer
 /// than its time limit means offline.
@@ -22,46 +15,7 @@ public struct CommandProbe: ConnectivityProbe {
     }
 
     public func isOnline() async -> Bool {
-        var options = PlatformOptions()
-        options.processGroupID = 0
-        options.teardownSequence = [
-            .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(1))
-        ]
-        let limit = timeLimit
-        let result = try? await Subprocess.run(
-            .path("/bin/sh"), arguments: ["-c", command],
-            workingDirectory: workingDirectory.map { FilePath($0) },
-            platformOptions: options, input: .none, output: .sequence, error: .combinedWithOutput
-        ) { execution in
-            // The output ends when the probe exits; whichever comes first, that or the limit.
-            let finished = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    do {
-                        for try await _ in execution.standardOutput {}
-                    } catch {}
-                    return true
-                }
-                group.addTask {
-                    do {
-                        try await Task.sleep(for: limit)
-                        return false
-                    } catch {
-                        return true
-                    }
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
-            if !finished {
-                await execution.teardown(using: [
-                    .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(1))
-                ])
-            }
-            return finished
-        }
-        guard let result, case .exited(0) = result.terminationStatus else { return false }
-        return result.closureResult
+        await ShortCommand.run(command, in: workingDirectory, limit: timeLimit).succeeded
     }
 }
 

@@ -111,7 +111,9 @@ public enum JobFileLoader {
             pipelines[pipeline.name] = pipeline
         }
         var constraints: [String: SourceLocation] = [:]
-        for constraint in files.flatMap(\.constraints) {
+        var constraintDefinitions: [ConstraintDefinition] = []
+        for (definition, location) in files.flatMap(\.constraints) {
+            let constraint = (name: definition.name, location: location)
             if let first = constraints[constraint.name] {
                 diagnostics.append(
                     Diagnostic(
@@ -120,6 +122,7 @@ public enum JobFileLoader {
                 continue
             }
             constraints[constraint.name] = constraint.location
+            constraintDefinitions.append(definition)
         }
 
         var byID: [String: ParsedJob] = [:]
@@ -189,7 +192,8 @@ public enum JobFileLoader {
             connectivityAt = declared.location
         }
         let workload = Workload(
-            jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity)
+            jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity,
+            constraints: constraintDefinitions)
         return (workload, diagnostics)
     }
 }

@@ -96,12 +96,6 @@ extension JobFileParser {
                 job.constraints.append(name)
                 constraintLocations.append(reader.location(nameNode))
             }
-            if !names.isEmpty {
-                reader.error(
-                    node,
-                    "constraints are not supported by this jobrunner yet; job '\(id)' cannot run safely without its checks"
-                )
-            }
         }
         if let node = keys["timeout"]?.value {
             job.timeout = reader.duration(node, what: "timeout", allowZero: false)

@@ -133,9 +133,11 @@ struct JobFileParser {
         return result
     }
 
-    private mutating func parseConstraints(_ node: Node) -> [(name: String, location: SourceLocation)] {
+    private mutating func parseConstraints(_ node: Node) -> [(
+        definition: ConstraintDefinition, location: SourceLocation
+    )] {
         guard let entries = reader.entries(node, what: "constraints") else { return [] }
-        var result: [(name: String, location: SourceLocation)] = []
+        var result: [(definition: ConstraintDefinition, location: SourceLocation)] = []
         for entry in entries {
             guard Self.isValidName(entry.key) else {
                 reader.error(
@@ -144,20 +146,25 @@ struct JobFileParser {
                 continue
             }
             let what = "constraint '\(entry.key)'"
+            var definition = ConstraintDefinition(
+                name: entry.key, check: "", satisfy: "", workingDirectory: directory)
             if let fields = reader.entries(entry.value, what: what) {
                 let known = reader.known(fields, allowed: Keys.constraint, in: what)
                 for key in ["check", "satisfy"] {
-                    if let value = known[key]?.value {
-                        _ = reader.nonEmptyString(value, what: "\(key) of \(what)")
-                    } else {
+                    guard let value = known[key]?.value else {
                         reader.error(entry.keyNode, "\(what) needs a '\(key)' command")
+                        continue
                     }
+                    let command = reader.nonEmptyString(value, what: "\(key) of \(what)") ?? ""
+                    if key == "check" { definition.check = command } else { definition.satisfy = command }
                 }
-                if let value = known["timeout"]?.value {
-                    _ = reader.duration(value, what: "timeout", allowZero: false)
+                if let value = known["timeout"]?.value,
+                    let timeout = reader.duration(value, what: "timeout", allowZero: false)
+                {
+                    definition.timeout = timeout
                 }
             }
-            result.append((entry.key, reader.location(entry.keyNode)))
+            result.append((definition, reader.location(entry.keyNode)))
         }
         return result
     }

@@ -4,7 +4,7 @@ import JobRunnerCore
 struct ParsedFile {
     var path: String
     var pipelines: [PipelineDefinition] = []
-    var constraints: [(name: String, location: SourceLocation)] = []
+    var constraints: [(definition: ConstraintDefinition, location: SourceLocation)] = []
     var jobs: [ParsedJob] = []
     var connectivity: (settings: ConnectivitySettings, location: SourceLocation)?
 }

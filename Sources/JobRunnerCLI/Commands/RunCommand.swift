@@ -81,6 +81,7 @@ struct RunCommand: AsyncParsableCommand {
         let runner = Runner(
             workload: workload, store: store, handler: ShellHandler(), observer: ObserverList(observers),
             orphans: ProcessGroups(), connectivity: Self.probe(for: workload),
+            constraints: ShellConstraints(),
             options: RunnerOptions(
                 maxRunning: jobs, startNewRun: new, logDirectory: stateDirectory.logsPath, runnerPID: getpid()
             ),

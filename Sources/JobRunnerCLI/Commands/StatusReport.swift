@@ -59,6 +59,13 @@ struct StatusReport {
                     record: record, state: .waiting, reason: "backoff",
                     words: "backoff until \(Timestamps.clock(next)) (attempt \(record.attempts + 1)\(of))")
             }
+            if let reason = record.reason, reason.hasPrefix("constraint:") {
+                let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
+                let name = reason.dropFirst("constraint:".count)
+                return Row(
+                    record: record, state: .waiting, reason: reason,
+                    words: "waiting for constraint \(name)\(since)")
+            }
             if record.reason == "internet" {
                 let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
                 return Row(

@@ -6,16 +6,20 @@ public struct Workload: Sendable {
     public let pipelines: [String: PipelineDefinition]
     /// How connectivity is checked (SPEC 5.5).
     public let connectivity: ConnectivitySettings
+    /// Declared constraints by name (SPEC 5.6).
+    public let constraints: [String: ConstraintDefinition]
     private let indexByID: [String: Int]
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
     /// (see ``JobGraph/findCycle(in:)``).
     public init(
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
-        connectivity: ConnectivitySettings = ConnectivitySettings()
+        connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = []
     ) {
         self.jobs = jobs
         self.connectivity = connectivity
+        self.constraints = Dictionary(
+            constraints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var table: [String: PipelineDefinition] = [:]
         for pipeline in pipelines { table[pipeline.name] = pipeline }
         if table[PipelineDefinition.defaultName] == nil {

@@ -53,6 +53,8 @@ public final class Runner: Sendable {
         case wake
         case poke
         case connectivity(Bool)
+        case checked(jobID: String, failed: String?)
+        case satisfied(constraint: String, SatisfyOutcome)
         case stop(Int32)
     }
 
@@ -63,6 +65,7 @@ public final class Runner: Sendable {
     private let observer: any RunObserver
     let orphans: (any OrphanTerminator)?
     private let probe: (any ConnectivityProbe)?
+    private let constraintRunner: (any ConstraintRunner)?
     let options: RunnerOptions
     private let logger: Logger
     private let randomSeed: UInt64?
@@ -74,14 +77,16 @@ public final class Runner: Sendable {
     ///   - orphans: ends processes a dead runner left behind; nil when handlers spawn none.
     ///   - connectivity: says whether the machine is online, every `workload.connectivity.interval`;
     ///     nil: always online. Not asked at all when no job needs the internet.
+    ///   - constraints: runs constraints' `check` and `satisfy`; nil: every constraint holds.
     public init(
         workload: Workload, store: any QueueStore, handler: any JobHandler,
         clock: any RunnerClock = SystemClock(),
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
-        connectivity: (any ConnectivityProbe)? = nil, options: RunnerOptions,
-        logger: Logger, randomSeed: UInt64? = nil
+        connectivity: (any ConnectivityProbe)? = nil, constraints: (any ConstraintRunner)? = nil,
+        options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil
     ) {
         self.probe = connectivity
+        self.constraintRunner = constraints
         self.workload = workload
         self.store = store
         self.handler = handler
@@ -200,6 +205,29 @@ public final class Runner: Sendable {
                             let result = await handler.run(request)
                             continuation.yield(.finished(jobID: jobID, attempt: attempt, result))
                         }
+                    case .check(let jobID):
+                        let constraints = (workload.job(jobID)?.constraints ?? []).compactMap {
+                            workload.constraints[$0]
+                        }
+                        let runner = constraintRunner
+                        group.addTask {
+                            var failed: String?
+                            for constraint in constraints where !Task.isCancelled {
+                                if let runner, !(await runner.check(constraint)) {
+                                    failed = constraint.name
+                                    break
+                                }
+                            }
+                            continuation.yield(.checked(jobID: jobID, failed: failed))
+                        }
+                    case .satisfy(let name):
+                        let constraint = workload.constraints[name]
+                        let runner = constraintRunner
+                        group.addTask {
+                            var outcome = SatisfyOutcome.satisfied
+                            if let runner, let constraint { outcome = await runner.satisfy(constraint) }
+                            continuation.yield(.satisfied(constraint: name, outcome))
+                        }
                     }
                 }
             }
@@ -265,6 +293,10 @@ public final class Runner: Sendable {
                     if stopSignal == nil { checkStore(now: now) }
                 case .connectivity(let online):
                     scheduler.setOnline(online, now: now)
+                case .checked(let jobID, let failed):
+                    scheduler.constraintsChecked(jobID: jobID, failed: failed, now: now)
+                case .satisfied(let name, let outcome):
+                    scheduler.constraintSatisfied(name, outcome: outcome, now: now, random: &random)
                 case .stop(let signal):
                     if stopSignal == nil {
                         stopSignal = signal

@@ -4,6 +4,10 @@ import Foundation
 enum Effect: Sendable {
     case emit(RunEvent)
     case start(jobID: String, attempt: Int)
+    /// Run the `check` of each of the job's constraints.
+    case check(jobID: String)
+    /// Run a constraint's `satisfy`.
+    case satisfy(constraint: String)
 }
 
 /// The runner's decisions, as pure state: which jobs are ready, which start next, what a
@@ -36,12 +40,20 @@ struct Scheduler {
     /// What the connectivity probe last said (SPEC 5.5).
     var online = true
 
+    /// Jobs whose constraints are being checked (no attempt, no slot).
+    var checking = Set<String>()
+    /// Jobs whose constraints held (or were just satisfied): their next start skips the check.
+    var cleared = Set<String>()
+    /// Jobs waiting for each constraint's `satisfy`, and the constraints whose `satisfy` runs.
+    var waitingOnConstraint: [String: [String]] = [:]
+    var satisfying = Set<String>()
+
     /// Running jobs an operator asked to cancel or skip: their attempt is being terminated.
     var stopRequests: [String: OperatorRequest.Kind] = [:]
 
     /// Changes and effects decided since the last `takeBatch()`.
     private(set) var changes: [StoreChange] = []
-    private(set) var effects: [Effect] = []
+    var effects: [Effect] = []
 
     init(
         workload: Workload, runID: String, jobs: [String: JobRecord], outputs: [String: [String: String]],
@@ -209,6 +221,14 @@ struct Scheduler {
             }
             guard let chosen = best else { return }
             ready[chosen.pipeline]?.remove(at: chosen.index)
+            if !chosen.job.constraints.isEmpty && !cleared.contains(chosen.job.id) {
+                // Constraints are checked before an attempt exists (SPEC 5.6); the job takes no
+                // slot meanwhile and comes back to its queue when they hold.
+                checking.insert(chosen.job.id)
+                effects.append(.check(jobID: chosen.job.id))
+                continue
+            }
+            cleared.remove(chosen.job.id)
             start(chosen.job, now: now)
         }
     }

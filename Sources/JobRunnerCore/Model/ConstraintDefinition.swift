@@ -1,0 +1,40 @@
+/// A named precondition (SPEC 5.6): `check` says whether it holds; `satisfy` makes it hold.
+public struct ConstraintDefinition: Sendable, Hashable {
+    public var name: String
+    /// A shell command; exit 0 means satisfied.
+    public var check: String
+    /// A shell command that runs when `check` fails, once at a time, for every job waiting.
+    public var satisfy: String
+    /// The longest `satisfy` (and `check`) may run; expiry is a failure.
+    public var timeout: Duration
+    /// The directory of the file that declares it; both commands run there.
+    public var workingDirectory: String
+
+    public static let defaultTimeout = Duration.seconds(60)
+
+    public init(
+        name: String, check: String, satisfy: String, timeout: Duration = ConstraintDefinition.defaultTimeout,
+        workingDirectory: String = "."
+    ) {
+        self.name = name
+        self.check = check
+        self.satisfy = satisfy
+        self.timeout = timeout
+        self.workingDirectory = workingDirectory
+    }
+}
+
+/// How a `satisfy` ended.
+public enum SatisfyOutcome: Sendable, Hashable {
+    case satisfied
+    /// Failed or timed out; the last line of its output, to quote in the jobs' reason.
+    case failed(lastLine: String)
+}
+
+/// Runs constraint commands for the runner.
+public protocol ConstraintRunner: Sendable {
+    /// Whether `check` exits 0.
+    func check(_ constraint: ConstraintDefinition) async -> Bool
+    /// Runs `satisfy`.
+    func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome
+}

@@ -1,0 +1,43 @@
+import JobRunnerCore
+import Synchronization
+
+/// Constraints for runner tests: each check answers from a settable table, each satisfy pops a
+/// scripted outcome (success by default) and may flip its constraint to holding; every call is
+/// recorded.
+public final class ScriptedConstraints: ConstraintRunner {
+    private struct State {
+        var holds: [String: Bool]
+        var satisfyScripts: [String: [SatisfyOutcome]]
+        var checks: [String] = []
+        var satisfies: [String] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(holds: [String: Bool], satisfy: [String: [SatisfyOutcome]] = [:]) {
+        state = Mutex(State(holds: holds, satisfyScripts: satisfy))
+    }
+
+    public func check(_ constraint: ConstraintDefinition) async -> Bool {
+        state.withLock { state in
+            state.checks.append(constraint.name)
+            return state.holds[constraint.name] ?? true
+        }
+    }
+
+    public func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome {
+        state.withLock { state in
+            state.satisfies.append(constraint.name)
+            var script = state.satisfyScripts[constraint.name] ?? []
+            let outcome = script.isEmpty ? .satisfied : script.removeFirst()
+            state.satisfyScripts[constraint.name] = script
+            if outcome == .satisfied { state.holds[constraint.name] = true }
+            return outcome
+        }
+    }
+
+    /// Names of the constraints checked, in order.
+    public var checks: [String] { state.withLock { $0.checks } }
+    /// Names of the constraints whose satisfy ran, in order.
+    public var satisfies: [String] { state.withLock { $0.satisfies } }
+}
