@@ -76,7 +76,7 @@ final class LineReader: @unchecked Sendable {
     private let lock = NSLock()
     private var lines: [String] = []
     private var closed = false
-    private var waiters: [(String, CheckedContinuation<Bool, Never>)] = []
+    private var waiters: [(UUID, String, CheckedContinuation<Bool, Never>)] = []
 
     init(_ pipe: Pipe) {
         let handle = pipe.fileHandleForReading
@@ -100,8 +100,8 @@ final class LineReader: @unchecked Sendable {
     private func add(_ line: String) {
         let ready = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             lines.append(line)
-            let matched = waiters.filter { line.contains($0.0) }.map(\.1)
-            waiters.removeAll { line.contains($0.0) }
+            let matched = waiters.filter { line.contains($0.1) }.map(\.2)
+            waiters.removeAll { line.contains($0.1) }
             return matched
         }
         for waiter in ready { waiter.resume(returning: true) }
@@ -111,22 +111,37 @@ final class LineReader: @unchecked Sendable {
         let pending = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             closed = true
             defer { waiters = [] }
-            return waiters.map(\.1)
+            return waiters.map(\.2)
         }
         for waiter in pending { waiter.resume(returning: false) }
     }
 
-    /// Waits for a line containing `text`; false if the pipe closed first.
-    func waitFor(_ text: String) async -> Bool {
-        await withCheckedContinuation { continuation in
+    /// Waits for a line containing `text`; false if the pipe closed first or if nothing matched
+    /// within `limit` (a guard against a hung suite, not a timing assertion).
+    func waitFor(_ text: String, limit: Duration = .seconds(120)) async -> Bool {
+        let id = UUID()
+        let guardTask = Task { [self] in
+            try await Task.sleep(for: limit)
+            giveUp(id)
+        }
+        defer { guardTask.cancel() }
+        return await withCheckedContinuation { continuation in
             let result: Bool? = lock.withLock {
                 if lines.contains(where: { $0.contains(text) }) { return true }
                 if closed { return false }
-                waiters.append((text, continuation))
+                waiters.append((id, text, continuation))
                 return nil
             }
             if let result { continuation.resume(returning: result) }
         }
+    }
+
+    private func giveUp(_ id: UUID) {
+        let expired = lock.withLock { () -> CheckedContinuation<Bool, Never>? in
+            guard let index = waiters.firstIndex(where: { $0.0 == id }) else { return nil }
+            return waiters.remove(at: index).2
+        }
+        expired?.resume(returning: false)
     }
 
     var all: [String] { lock.withLock { lines } }
