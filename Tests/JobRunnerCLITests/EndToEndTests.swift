@@ -302,6 +302,42 @@ func readOnce(_ path: String) async -> String {
             "resuming a pipeline that is not suspended is an error")
     }
 
+    @Test func retryAndSkipActOnALiveRunner() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": """
+            jobs:
+              hold: { run: read line < ../hold.fifo }
+              flaky: { run: test -f ../fixed }
+              after-flaky: { run: echo after, needs: [flaky] }
+              broken: { run: exit 3 }
+              after-broken: { run: echo after, needs: [broken] }
+            """
+        ])
+        #expect(mkfifo(workspace.root + "/hold.fifo", 0o600) == 0)
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-"], stdout: out)
+        let events = LineReader(out)
+        #expect(await events.waitFor("\"job\": \"after-flaky\", \"event\": \"blocked\""))
+        #expect(await events.waitFor("\"job\": \"after-broken\", \"event\": \"blocked\""))
+
+        try "".write(toFile: workspace.root + "/fixed", atomically: true, encoding: .utf8)
+        let retry = try workspace.run("retry", "flaky")
+        #expect(retry.status == 0, "\(retry.stderr)")
+        #expect(retry.stdout.contains("asked the runner (pid \(runner.processIdentifier)) to retry flaky"))
+        #expect(await events.waitFor("\"job\": \"flaky\", \"attempt\": 2, \"event\": \"succeeded\""))
+        #expect(await events.waitFor("\"job\": \"after-flaky\", \"attempt\": 1, \"event\": \"succeeded\""))
+
+        let skip = try workspace.run("skip", "broken")
+        #expect(skip.status == 0, "\(skip.stderr)")
+        #expect(await events.waitFor("\"job\": \"broken\", \"event\": \"skipped\""))
+        #expect(await events.waitFor("\"job\": \"after-broken\", \"attempt\": 1, \"event\": \"succeeded\""))
+
+        let hold = try #require(FileHandle(forWritingAtPath: workspace.root + "/hold.fifo"))
+        try hold.write(contentsOf: Data("go\n".utf8))
+        try hold.close()
+        #expect(await waitForExit(runner) == 0, "a retried success and a skip leave nothing failed")
+    }
+
     @Test func retryReopensAFinishedRunAndTheNextRunRunsOnlyWhatWasBlocked() throws {
         let workspace = try Workspace(files: [
             "a.yaml": """
