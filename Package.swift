@@ -5,7 +5,15 @@ let package = Package(
     name: "jobrunner",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "jobrunner", targets: ["jobrunner"])
+        .executable(name: "jobrunner", targets: ["jobrunner"]),
+        // What plugin authors link.
+        .library(name: "JobRunnerPluginAPI", targets: ["JobRunnerPluginAPI"]),
+        // Example plugins: lib<name>.so next to the jobrunner binary, found without configuration.
+        .library(name: "noop", type: .dynamic, targets: ["NoopPlugin"]),
+        .library(name: "files", type: .dynamic, targets: ["FilesPlugin"]),
+        .library(name: "hello", type: .dynamic, targets: ["HelloCPlugin"]),
+        // Used by the tests: handlers that crash, throw and check their parameters.
+        .library(name: "testkit", type: .dynamic, targets: ["TestKitPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,10 +46,23 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
+        .target(name: "CJobRunnerPlugin"),
+        .target(
+            name: "JobRunnerPluginAPI",
+            dependencies: ["CJobRunnerPlugin"]
+        ),
+        .target(
+            name: "JobRunnerPluginHost",
+            dependencies: ["JobRunnerCore", "JobRunnerPluginAPI"]
+        ),
+        .target(name: "NoopPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/noop"),
+        .target(name: "FilesPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/files"),
+        .target(name: "HelloCPlugin", dependencies: ["CJobRunnerPlugin"], path: "plugins/hello-c"),
+        .target(name: "TestKitPlugin", dependencies: ["JobRunnerPluginAPI"], path: "Tests/Plugins/testkit"),
         .target(
             name: "JobRunnerCLI",
             dependencies: [
-                "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
+                "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -70,6 +91,10 @@ let package = Package(
         .testTarget(
             name: "JobRunnerShellTests",
             dependencies: ["JobRunnerShell", "JobRunnerCore"]
+        ),
+        .testTarget(
+            name: "JobRunnerPluginHostTests",
+            dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
         ),
         .testTarget(
             name: "JobRunnerCLITests",

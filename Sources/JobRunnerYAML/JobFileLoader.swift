@@ -50,7 +50,11 @@ public enum JobFileLoader {
     }
 
     /// Loads and checks the job files among `paths`.
-    public static func load(paths: [String]) -> Result {
+    /// - Parameters:
+    ///   - paths: job files and directories.
+    ///   - additionalChecks: checks this module cannot make (plugins), run on the loaded jobs
+    ///     even when other problems were found, so every problem is reported at once.
+    public static func load(paths: [String], additionalChecks: (Workload) -> [Diagnostic] = { _ in [] }) -> Result {
         let (files, found) = jobFiles(in: paths)
         var diagnostics = found
         var parsed: [ParsedFile] = []
@@ -74,12 +78,15 @@ public enum JobFileLoader {
         }
         let (workload, crossFile) = check(parsed)
         diagnostics.append(contentsOf: crossFile)
+        diagnostics.append(contentsOf: additionalChecks(workload))
         let sorted = diagnostics.sortedByLocation()
         return Result(workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: files)
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
-    public static func load(texts: [(path: String, text: String)]) -> Result {
+    public static func load(
+        texts: [(path: String, text: String)], additionalChecks: (Workload) -> [Diagnostic] = { _ in [] }
+    ) -> Result {
         var diagnostics: [Diagnostic] = []
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
@@ -89,6 +96,7 @@ public enum JobFileLoader {
         }
         let (workload, crossFile) = check(parsed)
         diagnostics.append(contentsOf: crossFile)
+        diagnostics.append(contentsOf: additionalChecks(workload))
         let sorted = diagnostics.sortedByLocation()
         return Result(
             workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: texts.map(\.path))
@@ -193,7 +201,7 @@ public enum JobFileLoader {
         }
         let workload = Workload(
             jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity,
-            constraints: constraintDefinitions)
+            constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths))
         return (workload, diagnostics)
     }
 }

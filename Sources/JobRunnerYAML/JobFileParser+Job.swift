@@ -18,6 +18,7 @@ extension JobFileParser {
         let keys = defaults.merging(own) { _, job in job }
 
         var handler: HandlerSpec?
+        var pluginLocations: PluginLocations?
         switch (keys["run"], keys["plugin"]) {
         case (nil, nil):
             reader.error(
@@ -30,10 +31,8 @@ extension JobFileParser {
             if let text = reader.nonEmptyString(plugin.value, what: "plugin") {
                 let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
                 if parts.count == 2, Self.isValidName(parts[0]), Self.isValidName(parts[1]) {
-                    reader.error(
-                        plugin.value,
-                        "cannot load plugin '\(parts[0])' for job '\(id)': this jobrunner does not load plugins yet; use 'run' for now"
-                    )
+                    handler = .plugin(plugin: parts[0], handler: parts[1])
+                    pluginLocations = PluginLocations(plugin: reader.location(plugin.value))
                 } else {
                     reader.error(
                         plugin.value,
@@ -52,6 +51,7 @@ extension JobFileParser {
         if let node = keys["with"]?.value {
             if case .mapping = node, case .object(let object) = reader.json(node) {
                 job.parameters = object
+                pluginLocations?.parameters = reader.location(node)
             } else if !NodeReader.isNull(node) {
                 reader.error(node, "with must be a map of parameter names to values")
             }
@@ -118,12 +118,15 @@ extension JobFileParser {
             reader.error(
                 node, "timezone '\(name)' is not a known IANA time zone name, like Europe/Berlin or UTC")
         }
-        if let node = keys["isolation"]?.value {
-            _ = reader.choice(node, what: "isolation", as: Isolation.self)
+        if let node = keys["isolation"]?.value,
+            let isolation = reader.choice(node, what: "isolation", as: Isolation.self)
+        {
+            job.isolation = isolation
         }
         if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") {
             job.enabled = value
         }
+        job.pluginLocations = pluginLocations
         return ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations)
@@ -216,5 +219,3 @@ extension JobFileParser {
 enum CatchUp: String, CaseIterable { case none, latest, all }
 /// `overlap:` values (SPEC 5.8).
 enum Overlap: String, CaseIterable { case skip, queue, replace }
-/// `isolation:` values (SPEC 6).
-enum Isolation: String, CaseIterable { case inprocess, process }

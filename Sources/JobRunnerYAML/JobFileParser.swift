@@ -60,7 +60,11 @@ struct JobFileParser {
         }
         if let plugins = top["plugins"], let entries = reader.entries(plugins.value, what: "plugins") {
             let known = reader.known(entries, allowed: Keys.plugins, in: "plugins")
-            if let paths = known["paths"] { _ = reader.stringList(paths.value, what: "plugins.paths") }
+            if let paths = known["paths"], let list = reader.stringList(paths.value, what: "plugins.paths") {
+                file.pluginPaths = list.map { path, _ in
+                    path.hasPrefix("/") ? path : ((directory as NSString).appendingPathComponent(path) as NSString).standardizingPath
+                }
+            }
         }
         var defaults: [String: Entry] = [:]
         if let node = top["defaults"], let entries = reader.entries(node.value, what: "defaults") {

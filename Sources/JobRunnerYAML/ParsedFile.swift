@@ -7,6 +7,8 @@ struct ParsedFile {
     var constraints: [(definition: ConstraintDefinition, location: SourceLocation)] = []
     var jobs: [ParsedJob] = []
     var connectivity: (settings: ConnectivitySettings, location: SourceLocation)?
+    /// `plugins.paths`, absolute.
+    var pluginPaths: [String] = []
 }
 
 /// A job with the places of the values that later checks may complain about.

@@ -50,7 +50,8 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let workload = loadJobs(paths).workload else { throw ExitCode(ExitStatus.invalid) }
+        let loaded = loadJobs(paths)
+        guard let workload = loaded.result.workload else { throw ExitCode(ExitStatus.invalid) }
         let stateDirectory = global.stateDirectory
         let lock: RunnerLock
         let store: LMDBQueueStore
@@ -79,7 +80,7 @@ struct RunCommand: AsyncParsableCommand {
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         let runner = Runner(
-            workload: workload, store: store, handler: ShellHandler(), observer: ObserverList(observers),
+            workload: workload, store: store, handler: JobHandlers.standard(plugins: loaded.plugins), observer: ObserverList(observers),
             orphans: ProcessGroups(), connectivity: Self.probe(for: workload),
             constraints: ShellConstraints(),
             options: RunnerOptions(

@@ -8,6 +8,27 @@ public enum HandlerSpec: Sendable, Hashable {
     case plugin(plugin: String, handler: String)
 }
 
+/// Where a plugin job's handler runs (SPEC 6).
+public enum Isolation: String, Sendable, Hashable, CaseIterable {
+    /// Called directly in the runner's process: fastest; a crash takes the runner down.
+    case inprocess
+    /// Called in a child `jobrunner` process, one per attempt: a crash fails only that attempt.
+    case process
+}
+
+/// Where the values of a plugin job stand, for errors found when the plugin is loaded.
+public struct PluginLocations: Sendable, Hashable {
+    /// The `plugin:` value.
+    public var plugin: SourceLocation
+    /// The `with:` value, when there is one.
+    public var parameters: SourceLocation?
+
+    public init(plugin: SourceLocation, parameters: SourceLocation? = nil) {
+        self.plugin = plugin
+        self.parameters = parameters
+    }
+}
+
 /// How a pipeline orders the jobs of its files (SPEC 5.3).
 public enum PipelineOrder: String, Sendable, Hashable, CaseIterable {
     /// Any ready job may start.
@@ -64,6 +85,10 @@ public struct JobDefinition: Sendable, Hashable {
     public var fileIndex: Int
     /// Where the job's id stands in its file.
     public var location: SourceLocation
+    /// For plugin jobs: where the handler runs.
+    public var isolation: Isolation
+    /// For plugin jobs: where `plugin:` and `with:` stand.
+    public var pluginLocations: PluginLocations?
 
     public init(
         id: String,
@@ -80,7 +105,9 @@ public struct JobDefinition: Sendable, Hashable {
         retry: RetryPolicy = RetryPolicy(),
         enabled: Bool = true,
         fileIndex: Int = 0,
-        location: SourceLocation = SourceLocation(file: "<memory>", line: 1, column: 1)
+        location: SourceLocation = SourceLocation(file: "<memory>", line: 1, column: 1),
+        isolation: Isolation = .inprocess,
+        pluginLocations: PluginLocations? = nil
     ) {
         self.id = id
         self.handler = handler
@@ -97,5 +124,7 @@ public struct JobDefinition: Sendable, Hashable {
         self.enabled = enabled
         self.fileIndex = fileIndex
         self.location = location
+        self.isolation = isolation
+        self.pluginLocations = pluginLocations
     }
 }

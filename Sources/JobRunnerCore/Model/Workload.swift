@@ -8,15 +8,19 @@ public struct Workload: Sendable {
     public let connectivity: ConnectivitySettings
     /// Declared constraints by name (SPEC 5.6).
     public let constraints: [String: ConstraintDefinition]
+    /// `plugins.paths` of the job files, absolute, in load order: searched first for plugins.
+    public let pluginPaths: [String]
     private let indexByID: [String: Int]
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
     /// (see ``JobGraph/findCycle(in:)``).
     public init(
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
-        connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = []
+        connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = [],
+        pluginPaths: [String] = []
     ) {
         self.jobs = jobs
+        self.pluginPaths = pluginPaths
         self.connectivity = connectivity
         self.constraints = Dictionary(
             constraints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import JobRunnerPluginHost
+
+/// `jobrunner plugin-call`: the child side of `isolation: process`. Reads one request of the
+/// plugin ABI on standard input, calls the handler in this process, writes the response on
+/// standard output. If the handler crashes, only this process dies.
+struct PluginCallCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugin-call",
+        abstract: "Run one plugin call (used by `isolation: process`; not for people).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "The plugin library's path.") var library: String
+    @Option(help: "The plugin's name.") var plugin: String
+    @Option(help: "The handler's name.") var handler: String
+
+    func run() throws {
+        let request = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        let catalog = PluginCatalog(searchPath: [(library as NSString).deletingLastPathComponent])
+        switch catalog.plugin(plugin) {
+        case .failure(let error):
+            printError("jobrunner plugin-call: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        case .success(let loaded):
+            let response = loaded.call(handler: handler, request: request)
+            FileHandle.standardOutput.write(Data(response))
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// Why a plugin could not be used; each becomes a validation error at the job's `plugin:` line.
+public enum PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No `lib<name>.so` in any search directory.
+    case notFound(plugin: String, searched: [String])
+    /// `dlopen` failed (not a library, a missing dependency, wrong architecture).
+    case cannotOpen(plugin: String, path: String, reason: String)
+    /// The library does not export `jobrunner_plugin_v1`.
+    case missingSymbol(plugin: String, path: String)
+    /// The descriptor is NULL or carries another ABI version.
+    case abiMismatch(plugin: String, path: String, found: UInt32?)
+    /// A Swift plugin built by another compiler version than jobrunner.
+    case swiftMismatch(plugin: String, path: String, found: String, expected: String)
+    /// The library's descriptor names another plugin.
+    case nameMismatch(plugin: String, path: String, found: String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let plugin, let searched):
+            let list = searched.isEmpty ? "nowhere (no search directories)" : searched.joined(separator: ", ")
+            return "plugin '\(plugin)' not found: no lib\(plugin).so in \(list); "
+                + "set plugins.paths in a job file or JOBRUNNER_PLUGIN_PATH"
+        case .cannotOpen(let plugin, let path, let reason):
+            return "cannot load plugin '\(plugin)' from \(path): \(reason)"
+        case .missingSymbol(let plugin, let path):
+            return "plugin '\(plugin)' (\(path)) does not export jobrunner_plugin_v1; "
+                + "is it a jobrunner plugin? (see docs/writing-a-plugin.md)"
+        case .abiMismatch(let plugin, let path, let found):
+            let what = found.map { "ABI version \($0)" } ?? "no descriptor (jobrunner_plugin_v1 returned NULL)"
+            return "plugin '\(plugin)' (\(path)) has \(what); this jobrunner loads ABI version "
+                + "\(PluginCatalog.abiVersion); rebuild the plugin against this jobrunner"
+        case .swiftMismatch(let plugin, let path, let found, let expected):
+            return "plugin '\(plugin)' (\(path)) was built with Swift \(found), this jobrunner with Swift "
+                + "\(expected); Swift has no stable ABI on Linux, rebuild the plugin with Swift \(expected)"
+        case .nameMismatch(let plugin, let path, let found):
+            return "\(path) calls itself plugin '\(found)', not '\(plugin)'; rename the library lib\(found).so "
+                + "or the job's plugin"
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import JobRunnerCore
+
+/// A problem with a plugin job, found before anything runs.
+public struct PluginProblem: Sendable, Hashable {
+    public var location: SourceLocation
+    public var message: String
+
+    public init(location: SourceLocation, message: String) {
+        self.location = location
+        self.message = message
+    }
+}
+
+extension PluginCatalog {
+    /// Loads the plugin of every plugin job and checks its handler and `with:` parameters;
+    /// returns every problem, each at the line it concerns.
+    public func problems(in workload: Workload) -> [PluginProblem] {
+        var problems: [PluginProblem] = []
+        for job in workload.jobs {
+            guard case .plugin(let name, let handler) = job.handler else { continue }
+            let at = job.pluginLocations?.plugin ?? job.location
+            switch plugin(name) {
+            case .failure(let error):
+                problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
+            case .success(let plugin):
+                guard plugin.handlers.contains(handler) else {
+                    let offered = plugin.handlers.map { "\(name).\($0)" }.joined(separator: ", ")
+                    let hint = Suggestion.closest(to: handler, among: plugin.handlers).map {
+                        "; did you mean '\(name).\($0)'?"
+                    } ?? ""
+                    problems.append(
+                        PluginProblem(
+                            location: at,
+                            message: "job '\(job.id)': plugin '\(name)' has no handler '\(handler)' "
+                                + "(it offers \(offered.isEmpty ? "none" : offered))\(hint)"))
+                    continue
+                }
+                let parameters = (try? PluginWire.encoder.encode(JSONValue.object(job.parameters))) ?? Data("{}".utf8)
+                if let message = plugin.check(handler: handler, parameters: Array(parameters)) {
+                    problems.append(
+                        PluginProblem(
+                            location: job.pluginLocations?.parameters ?? at,
+                            message: "job '\(job.id)': with: does not suit \(name).\(handler): \(message)"))
+                }
+            }
+        }
+        return problems
+    }
+}
+
+/// "Did you mean" for handler names.
+enum Suggestion {
+    static func closest(to word: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= max(2, word.count / 3) }
+        return scored.min { $0.1 < $1.1 }?.0
+    }
+
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        if a.isEmpty { return b.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

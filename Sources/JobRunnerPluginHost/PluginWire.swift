@@ -1,0 +1,45 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerPluginAPI
+
+/// The JSON of the plugin ABI, from the runner's side: requests from attempts, results from
+/// responses. The isolated child speaks the same bytes.
+public enum PluginWire {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// The request for one attempt of a plugin job.
+    public static func request(for attempt: AttemptRequest, handler: String) -> [UInt8] {
+        let request = PluginRequest(
+            handler: handler, job: attempt.job.id, run: attempt.runID, attempt: attempt.attempt,
+            parameters: JSONValue.object(attempt.job.parameters), needs: attempt.neededOutputs,
+            log: attempt.logPath, workdir: attempt.job.workingDirectory)
+        return (try? Array(encoder.encode(request))) ?? Array("{}".utf8)
+    }
+
+    /// What the runner makes of a response; one it cannot read fails the attempt, saying so.
+    public static func result(from response: [UInt8]) -> AttemptResult {
+        guard let decoded = try? JSONDecoder().decode(PluginResponse.self, from: Data(response)) else {
+            let text = String(decoding: response.prefix(200), as: UTF8.self)
+            return AttemptResult(outcome: .failed, reason: "plugin response is not valid JSON: \(text)")
+        }
+        let outputs = decoded.outputs ?? [:]
+        switch decoded.status {
+        case .succeeded:
+            return AttemptResult(outcome: .succeeded, outputs: outputs)
+        case .failed:
+            return AttemptResult(outcome: .failed, reason: decoded.message ?? "failed", outputs: outputs)
+        case .retry:
+            let after = decoded.retryAfter.flatMap { $0 >= 0 && $0.isFinite ? Duration.milliseconds(Int64($0 * 1000)) : nil }
+            // Like a shell job's exit 75 (EX_TEMPFAIL): retried whatever `retry.on` says.
+            return AttemptResult(
+                outcome: .tempfail, reason: decoded.message.flatMap { $0.isEmpty ? nil : $0 } ?? "retry",
+                outputs: outputs, retryAfter: after)
+        case .skipped:
+            return AttemptResult(outcome: .skipped, reason: decoded.message ?? "skipped by the plugin", outputs: outputs)
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// The hello plugin has no public header: jobrunner finds it through jobrunner_plugin_v1.
