@@ -93,10 +93,6 @@ let package = Package(
             dependencies: ["JobRunnerShell", "JobRunnerCore"]
         ),
         .testTarget(
-            name: "JobRunnerPluginHostTests",
-            dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
-        ),
-        .testTarget(
             name: "JobRunnerCLITests",
             dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore"]
         ),

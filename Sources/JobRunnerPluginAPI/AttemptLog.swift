@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
-import Synchronization
 
 /// Writes lines to an attempt's log file. The file is opened at the first line, so an attempt
 /// that logs nothing costs no file.
@@ -48,7 +49,8 @@ public final class AttemptLog: Sendable {
                 if opened < 0 && errno == ENOENT {
                     // The job's log directory is made at its first line, not for every attempt.
                     let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-                    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                    try? FileManager.default.createDirectory(
+                        atPath: directory, withIntermediateDirectories: true)
                     opened = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
                 }
                 guard opened >= 0 else { return }

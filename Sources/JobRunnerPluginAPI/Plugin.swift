@@ -121,7 +121,8 @@ final class ExportedPlugin: Sendable {
             done.signal()
         }
         done.wait()
-        return result.withLock { $0 } ?? PluginResponse(status: .failed, message: "the handler returned nothing")
+        return result.withLock { $0 }
+            ?? PluginResponse(status: .failed, message: "the handler returned nothing")
     }
 }
 
@@ -139,7 +140,8 @@ private func cBuffer(_ bytes: some Collection<UInt8>) -> UnsafeMutablePointer<CC
 
 private let invokeEntry:
     @convention(c) (
-        UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int, UnsafeMutablePointer<Int>?
+        UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int,
+        UnsafeMutablePointer<Int>?
     ) -> UnsafeMutablePointer<CChar>? = { context, handler, request, length, responseLength in
         let response: PluginResponse
         if let context, let handler, let request {
@@ -158,15 +160,17 @@ private let invokeEntry:
 
 private let checkEntry:
     @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int) ->
-    UnsafeMutablePointer<CChar>? = { context, handler, parameters, length in
-        guard let context, let handler, let parameters else { return nil }
-        let plugin = Unmanaged<ExportedPlugin>.fromOpaque(context).takeUnretainedValue()
-        let name = String(cString: handler)
-        guard let entry = plugin.handlers[name] else {
-            return cBuffer("this plugin has no handler '\(name)'".utf8)
+        UnsafeMutablePointer<CChar>? = { context, handler, parameters, length in
+            guard let context, let handler, let parameters else { return nil }
+            let plugin = Unmanaged<ExportedPlugin>.fromOpaque(context).takeUnretainedValue()
+            let name = String(cString: handler)
+            guard let entry = plugin.handlers[name] else {
+                return cBuffer("this plugin has no handler '\(name)'".utf8)
+            }
+            return entry.check(Data(bytes: UnsafeRawPointer(parameters), count: length)).map {
+                cBuffer($0.utf8)
+            }
         }
-        return entry.check(Data(bytes: UnsafeRawPointer(parameters), count: length)).map { cBuffer($0.utf8) }
-    }
 
 private let freeEntry: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?) -> Void = {
     _, response in

@@ -61,7 +61,9 @@ public struct PluginResponse: Codable, Sendable, Equatable {
         case .retry(let after, let message):
             self.init(
                 status: .retry, message: message.isEmpty ? nil : message,
-                retryAfter: after.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 })
+                retryAfter: after.map {
+                    Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18
+                })
         case .skipped(let reason):
             self.init(status: .skipped, message: reason)
         }

@@ -18,10 +18,11 @@ public enum ChildExit: Sendable, Equatable {
 /// Runs a child process: `arguments` for the `jobrunner` executable, `input` on its standard
 /// input; its standard output comes back, its standard error goes to `log`. The child gets its
 /// own process group, which a timeout or a stop ends; `onSpawn` gets its pid.
-public typealias ChildRunner = @Sendable (
-    _ arguments: [String], _ input: [UInt8], _ log: String, _ timeout: Duration?,
-    _ onSpawn: @escaping @Sendable (Int32) -> Void
-) async -> ChildExit
+public typealias ChildRunner =
+    @Sendable (
+        _ arguments: [String], _ input: [UInt8], _ log: String, _ timeout: Duration?,
+        _ onSpawn: @escaping @Sendable (Int32) -> Void
+    ) async -> ChildExit
 
 /// Runs plugin jobs in a child `jobrunner` process, one per attempt (`isolation: process`), so a
 /// plugin that crashes fails only that attempt. The child speaks the plugin ABI's JSON on
@@ -46,13 +47,15 @@ public struct IsolatedPluginHandler: JobHandler {
         }
         let bytes = PluginWire.request(for: request, handler: handler)
         let exit = await runChild(
-            ["plugin-call", "--library", path, "--plugin", name, "--handler", handler], bytes, request.logPath,
+            ["plugin-call", "--library", path, "--plugin", name, "--handler", handler], bytes,
+            request.logPath,
             request.job.timeout, request.onSpawn)
         switch exit {
         case .exited(0, let output):
             return PluginWire.result(from: output)
         case .exited(let status, let output):
-            let text = String(decoding: output.suffix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(decoding: output.suffix(300), as: UTF8.self).trimmingCharacters(
+                in: .whitespacesAndNewlines)
             return AttemptResult(
                 outcome: .failed, exitCode: status,
                 reason: "plugin process exited \(status)" + (text.isEmpty ? "" : ": \(text)"))

@@ -22,7 +22,8 @@ public final class PluginCatalog: Sendable {
     ///   - pluginPaths: `plugins.paths` of the job files, absolute.
     ///   - jobPaths: the files and directories given to the command.
     public static func standardSearchPath(
-        pluginPaths: [String], jobPaths: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        pluginPaths: [String], jobPaths: [String],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
         executable: String? = Bundle.main.executablePath
     ) -> [String] {
         var result = pluginPaths
@@ -33,8 +34,12 @@ public final class PluginCatalog: Sendable {
             let absolutePath = absolute(path)
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: absolutePath, isDirectory: &isDirectory)
-            let jobDirectory = exists && isDirectory.boolValue ? absolutePath : (absolutePath as NSString).deletingLastPathComponent
-            result.append(((jobDirectory as NSString).deletingLastPathComponent as NSString).appendingPathComponent("plugins"))
+            let jobDirectory =
+                exists && isDirectory.boolValue
+                ? absolutePath : (absolutePath as NSString).deletingLastPathComponent
+            result.append(
+                ((jobDirectory as NSString).deletingLastPathComponent as NSString).appendingPathComponent(
+                    "plugins"))
         }
         if let executable {
             let resolved = (executable as NSString).resolvingSymlinksInPath

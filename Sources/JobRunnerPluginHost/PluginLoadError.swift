@@ -25,14 +25,16 @@ public enum PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible
             return "plugin '\(plugin)' (\(path)) does not export jobrunner_plugin_v1; "
                 + "is it a jobrunner plugin? (see docs/writing-a-plugin.md)"
         case .abiMismatch(let plugin, let path, let found):
-            let what = found.map { "ABI version \($0)" } ?? "no descriptor (jobrunner_plugin_v1 returned NULL)"
+            let what =
+                found.map { "ABI version \($0)" } ?? "no descriptor (jobrunner_plugin_v1 returned NULL)"
             return "plugin '\(plugin)' (\(path)) has \(what); this jobrunner loads ABI version "
                 + "\(PluginCatalog.abiVersion); rebuild the plugin against this jobrunner"
         case .swiftMismatch(let plugin, let path, let found, let expected):
             return "plugin '\(plugin)' (\(path)) was built with Swift \(found), this jobrunner with Swift "
                 + "\(expected); Swift has no stable ABI on Linux, rebuild the plugin with Swift \(expected)"
         case .nameMismatch(let plugin, let path, let found):
-            return "\(path) calls itself plugin '\(found)', not '\(plugin)'; rename the library lib\(found).so "
+            return
+                "\(path) calls itself plugin '\(found)', not '\(plugin)'; rename the library lib\(found).so "
                 + "or the job's plugin"
         }
     }

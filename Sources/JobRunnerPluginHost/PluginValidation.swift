@@ -26,9 +26,10 @@ extension PluginCatalog {
             case .success(let plugin):
                 guard plugin.handlers.contains(handler) else {
                     let offered = plugin.handlers.map { "\(name).\($0)" }.joined(separator: ", ")
-                    let hint = Suggestion.closest(to: handler, among: plugin.handlers).map {
-                        "; did you mean '\(name).\($0)'?"
-                    } ?? ""
+                    let hint =
+                        Suggestion.closest(to: handler, among: plugin.handlers).map {
+                            "; did you mean '\(name).\($0)'?"
+                        } ?? ""
                     problems.append(
                         PluginProblem(
                             location: at,
@@ -36,7 +37,8 @@ extension PluginCatalog {
                                 + "(it offers \(offered.isEmpty ? "none" : offered))\(hint)"))
                     continue
                 }
-                let parameters = (try? PluginWire.encoder.encode(JSONValue.object(job.parameters))) ?? Data("{}".utf8)
+                let parameters =
+                    (try? PluginWire.encoder.encode(JSONValue.object(job.parameters))) ?? Data("{}".utf8)
                 if let message = plugin.check(handler: handler, parameters: Array(parameters)) {
                     problems.append(
                         PluginProblem(
@@ -64,7 +66,8 @@ enum Suggestion {
         for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
             for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                current[j] = min(
+                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
             previous = current
         }

@@ -33,13 +33,16 @@ public enum PluginWire {
         case .failed:
             return AttemptResult(outcome: .failed, reason: decoded.message ?? "failed", outputs: outputs)
         case .retry:
-            let after = decoded.retryAfter.flatMap { $0 >= 0 && $0.isFinite ? Duration.milliseconds(Int64($0 * 1000)) : nil }
+            let after = decoded.retryAfter.flatMap {
+                $0 >= 0 && $0.isFinite ? Duration.milliseconds(Int64($0 * 1000)) : nil
+            }
             // Like a shell job's exit 75 (EX_TEMPFAIL): retried whatever `retry.on` says.
             return AttemptResult(
                 outcome: .tempfail, reason: decoded.message.flatMap { $0.isEmpty ? nil : $0 } ?? "retry",
                 outputs: outputs, retryAfter: after)
         case .skipped:
-            return AttemptResult(outcome: .skipped, reason: decoded.message ?? "skipped by the plugin", outputs: outputs)
+            return AttemptResult(
+                outcome: .skipped, reason: decoded.message ?? "skipped by the plugin", outputs: outputs)
         }
     }
 }

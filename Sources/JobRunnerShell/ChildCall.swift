@@ -39,7 +39,9 @@ public struct ChildCall: Sendable {
     ) async -> Outcome {
         var options = PlatformOptions()
         options.processGroupID = 0
-        options.teardownSequence = [.gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)]
+        options.teardownSequence = [
+            .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
+        ]
         try? FileManager.default.createDirectory(
             atPath: (errorLog as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let errorOutput: FileDescriptor
@@ -67,7 +69,8 @@ public struct ChildCall: Sendable {
                             guard (try? await clock.sleep(until: deadline)) != nil else { return }
                             timedOut.value.store(true, ordering: .relaxed)
                             await execution.teardown(using: [
-                                .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
+                                .gracefulShutDown(
+                                    toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
                             ])
                         }
                     }

@@ -54,7 +54,9 @@ public enum JobFileLoader {
     ///   - paths: job files and directories.
     ///   - additionalChecks: checks this module cannot make (plugins), run on the loaded jobs
     ///     even when other problems were found, so every problem is reported at once.
-    public static func load(paths: [String], additionalChecks: (Workload) -> [Diagnostic] = { _ in [] }) -> Result {
+    public static func load(paths: [String], additionalChecks: (Workload) -> [Diagnostic] = { _ in [] })
+        -> Result
+    {
         let (files, found) = jobFiles(in: paths)
         var diagnostics = found
         var parsed: [ParsedFile] = []

@@ -62,7 +62,9 @@ struct JobFileParser {
             let known = reader.known(entries, allowed: Keys.plugins, in: "plugins")
             if let paths = known["paths"], let list = reader.stringList(paths.value, what: "plugins.paths") {
                 file.pluginPaths = list.map { path, _ in
-                    path.hasPrefix("/") ? path : ((directory as NSString).appendingPathComponent(path) as NSString).standardizingPath
+                    path.hasPrefix("/")
+                        ? path
+                        : ((directory as NSString).appendingPathComponent(path) as NSString).standardizingPath
                 }
             }
         }

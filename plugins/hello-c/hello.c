@@ -46,9 +46,8 @@ static char *invoke(void *context, const char *handler, const char *request, siz
         if (string_field(request, request_length, "log", log_path, sizeof log_path)) {
             FILE *log = fopen(log_path, "a");
             if (log == NULL) {
-                // The job's log directory may not exist yet: make it, then try again.
-                char *slash = strrchr(log_path, '/');
-                if (slash != NULL) {
+                // The log's directories may not exist yet: make each, then try again.
+                for (char *slash = strchr(log_path + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/')) {
                     *slash = '\0';
                     mkdir(log_path, 0755);
                     *slash = '/';

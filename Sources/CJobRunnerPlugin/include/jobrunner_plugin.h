@@ -22,7 +22,7 @@
  *       "parameters": { ... },             the job's `with:` map, as written (JSON types)
  *       "needs": { "job-id": { "key": "value" } },   outputs of the jobs this one needs
  *       "log": "/path/to/attempt.log",     append text here to write to the attempt's log; its
- *                                          directory may not exist yet: create it first
+ *                                          directories may not exist yet: create them first
  *       "workdir": "/path/to/dir"          the job's working directory
  *     }
  *

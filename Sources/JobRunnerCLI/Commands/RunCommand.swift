@@ -80,7 +80,8 @@ struct RunCommand: AsyncParsableCommand {
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         let runner = Runner(
-            workload: workload, store: store, handler: JobHandlers.standard(plugins: loaded.plugins), observer: ObserverList(observers),
+            workload: workload, store: store, handler: JobHandlers.standard(plugins: loaded.plugins),
+            observer: ObserverList(observers),
             orphans: ProcessGroups(), connectivity: Self.probe(for: workload),
             constraints: ShellConstraints(),
             options: RunnerOptions(

@@ -27,7 +27,8 @@ func loadJobs(_ paths: [String]) -> (result: JobFileLoader.Result, plugins: Plug
     var catalog = PluginCatalog(searchPath: [])
     let result = JobFileLoader.load(paths: jobPaths) { workload in
         catalog = PluginCatalog(
-            searchPath: PluginCatalog.standardSearchPath(pluginPaths: workload.pluginPaths, jobPaths: jobPaths))
+            searchPath: PluginCatalog.standardSearchPath(
+                pluginPaths: workload.pluginPaths, jobPaths: jobPaths))
         return catalog.problems(in: workload).map { Diagnostic(at: $0.location, $0.message) }
     }
     for diagnostic in result.diagnostics { printError(diagnostic.description) }

@@ -20,14 +20,16 @@ struct JobHandlers: JobHandler {
 
     /// The handlers of a real run, on the system clock.
     static func standard(plugins: PluginCatalog, clock: any RunnerClock = SystemClock()) -> JobHandlers {
-        let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString).resolvingSymlinksInPath
+        let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString)
+            .resolvingSymlinksInPath
         let child = ChildCall(clock: clock)
         return JobHandlers(
             shell: ShellHandler(clock: clock),
             inProcess: InProcessPluginHandler(catalog: plugins, clock: clock),
             isolated: IsolatedPluginHandler(catalog: plugins) { arguments, input, log, timeout, onSpawn in
                 let outcome = await child.run(
-                    executable: executable, arguments: arguments, input: input, errorLog: log, timeout: timeout,
+                    executable: executable, arguments: arguments, input: input, errorLog: log,
+                    timeout: timeout,
                     onSpawn: onSpawn)
                 switch outcome {
                 case .exited(let status, let output): return .exited(status, output: output)

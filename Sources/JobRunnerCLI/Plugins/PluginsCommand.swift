@@ -20,7 +20,8 @@ struct PluginsCommand: ParsableCommand {
     func run() throws {
         let jobPaths = paths.isEmpty ? ["jobs"] : paths
         // Only plugins.paths matter here; a job file with problems still lists what it can.
-        let workload = JobFileLoader.load(paths: jobPaths.filter { FileManager.default.fileExists(atPath: $0) })
+        let workload = JobFileLoader.load(
+            paths: jobPaths.filter { FileManager.default.fileExists(atPath: $0) })
         let pluginPaths = workload.workload?.pluginPaths ?? []
         let catalog = PluginCatalog(
             searchPath: PluginCatalog.standardSearchPath(pluginPaths: pluginPaths, jobPaths: jobPaths))
