@@ -18,13 +18,10 @@ public struct InProcessPluginHandler: JobHandler {
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        guard case .plugin(let name, let handler) = request.job.handler else {
-            return AttemptResult(outcome: .failed, reason: "not a plugin job")
-        }
-        let plugin: LoadedPlugin
-        switch catalog.plugin(name) {
-        case .success(let loaded): plugin = loaded
-        case .failure(let error): return AttemptResult(outcome: .failed, reason: error.description)
+        let (plugin, handler): (LoadedPlugin, String)
+        switch catalog.target(of: request) {
+        case .success(let target): (plugin, handler) = target
+        case .failure(let failure): return failure.result
         }
         let bytes = PluginWire.request(for: request, handler: handler)
         let call = Call()

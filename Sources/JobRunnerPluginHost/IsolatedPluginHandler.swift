@@ -37,17 +37,14 @@ public struct IsolatedPluginHandler: JobHandler {
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        guard case .plugin(let name, let handler) = request.job.handler else {
-            return AttemptResult(outcome: .failed, reason: "not a plugin job")
-        }
-        let path: String
-        switch catalog.plugin(name) {
-        case .success(let plugin): path = plugin.path
-        case .failure(let error): return AttemptResult(outcome: .failed, reason: error.description)
+        let (plugin, handler): (LoadedPlugin, String)
+        switch catalog.target(of: request) {
+        case .success(let target): (plugin, handler) = target
+        case .failure(let failure): return failure.result
         }
         let bytes = PluginWire.request(for: request, handler: handler)
         let exit = await runChild(
-            ["plugin-call", "--library", path, "--plugin", name, "--handler", handler], bytes,
+            ["plugin-call", "--library", plugin.path, "--plugin", plugin.name, "--handler", handler], bytes,
             request.logPath,
             request.job.timeout, request.onSpawn)
         switch exit {

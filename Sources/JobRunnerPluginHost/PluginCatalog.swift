@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 import JobRunnerPluginAPI
 import Synchronization
 
@@ -122,4 +123,27 @@ public final class PluginCatalog: Sendable {
         }
         return .success(plugin)
     }
+}
+
+extension PluginCatalog {
+    /// The loaded plugin and handler name of a plugin job's attempt, or the failed result to
+    /// record when there is none.
+    func target(of request: AttemptRequest) -> Result<(plugin: LoadedPlugin, handler: String), AttemptFailure>
+    {
+        guard case .plugin(let name, let handler) = request.job.handler else {
+            return .failure(
+                AttemptFailure(result: AttemptResult(outcome: .failed, reason: "not a plugin job")))
+        }
+        switch plugin(name) {
+        case .success(let loaded): return .success((loaded, handler))
+        case .failure(let error):
+            return .failure(
+                AttemptFailure(result: AttemptResult(outcome: .failed, reason: error.description)))
+        }
+    }
+}
+
+/// An attempt that ended before its handler could be called.
+struct AttemptFailure: Error {
+    var result: AttemptResult
 }
