@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     ],
     targets: [
         .systemLibrary(
@@ -29,7 +31,10 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerCore",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
         ),
         .target(
             name: "JobRunnerYAML",
@@ -53,7 +58,11 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerPluginHost",
-            dependencies: ["JobRunnerCore", "JobRunnerPluginAPI"]
+            dependencies: [
+                "JobRunnerCore", "JobRunnerPluginAPI",
+                // NIOThreadPool: the bounded set of threads that in-process plugin calls block.
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .target(name: "NoopPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/noop"),
         .target(name: "FilesPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/files"),

@@ -1,16 +1,33 @@
-import Dispatch
 import Foundation
 import JobRunnerCore
+import NIOPosix
 
 /// Runs plugin jobs by calling the plugin in this process (`isolation: inprocess`).
 ///
-/// `invoke` blocks its thread, so calls go to Dispatch's threads, never to the cooperative pool
-/// the runner lives on. A call cannot be interrupted: on a timeout or a stop the attempt ends at
-/// once, as `timeout` or `interrupted`, and whatever the handler returns later is dropped.
+/// `invoke` blocks its thread, so calls run on a fixed set of threads of their own
+/// (``threadCount``), never on the cooperative pool the runner lives on nor on Dispatch's
+/// threads, which a Swift plugin needs to run its async handler: blocking hundreds of those at
+/// once starves the process. Calls beyond ``threadCount`` wait for a thread, in order.
+///
+/// A call cannot be interrupted: on a timeout or a stop the attempt ends at once, as `timeout`
+/// or `interrupted`, and whatever the handler returns later is dropped.
 public struct InProcessPluginHandler: JobHandler {
     let catalog: PluginCatalog
     let clock: any RunnerClock
-    private static let queue = DispatchQueue(label: "jobrunner.plugins", attributes: .concurrent)
+
+    /// How many in-process plugin calls run at once: `$JOBRUNNER_PLUGIN_THREADS` when set to a
+    /// positive number, else 16. A handler that waits (on the network, say) holds its thread
+    /// while it waits.
+    public static let threadCount: Int = {
+        let setting = ProcessInfo.processInfo.environment["JOBRUNNER_PLUGIN_THREADS"].flatMap { Int($0) }
+        return setting.map { max($0, 1) } ?? 16
+    }()
+
+    private static let threads: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: threadCount)
+        pool.start()
+        return pool
+    }()
 
     public init(catalog: PluginCatalog, clock: any RunnerClock) {
         self.catalog = catalog
@@ -40,7 +57,10 @@ public struct InProcessPluginHandler: JobHandler {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AttemptResult, Never>) in
                 call.start(continuation)
-                Self.queue.async {
+                Self.threads.submit { state in
+                    guard case .active = state else {
+                        return call.finish(AttemptResult(outcome: .interrupted, reason: "runner stopping"))
+                    }
                     call.finish(PluginWire.result(from: plugin.invoke(handler: handler, request: bytes)))
                 }
             }

@@ -30,7 +30,7 @@ struct Scheduler {
     /// Per job: needs not yet succeeded or skipped.
     var unmetNeeds: [String: Int] = [:]
     /// Per pipeline: ready job ids, best first (priority, then load order).
-    var ready: [String: [String]] = [:]
+    var ready: [String: ReadyQueue] = [:]
     /// Jobs waiting for a backoff delay, with their due date.
     var delayed: [String: Date] = [:]
     /// Per sequential pipeline: count of non-final jobs by file index.
@@ -128,17 +128,8 @@ struct Scheduler {
     }
 
     mutating func insertReady(_ job: JobDefinition) {
-        var queue = ready[job.pipeline, default: []]
-        guard !queue.contains(job.id) else { return }
-        let order = workload.order(of: job.id) ?? 0
-        let index =
-            queue.firstIndex { other in
-                guard let otherJob = workload.job(other) else { return false }
-                if otherJob.priority != job.priority { return otherJob.priority < job.priority }
-                return (workload.order(of: other) ?? 0) > order
-            } ?? queue.endIndex
-        queue.insert(job.id, at: index)
-        ready[job.pipeline] = queue
+        ready[job.pipeline, default: ReadyQueue()].insert(
+            job.id, priority: job.priority, order: workload.order(of: job.id) ?? 0)
     }
 
     /// Moves delayed jobs whose date has come to the ready queues.
@@ -154,15 +145,17 @@ struct Scheduler {
         return limit == 0 || runningPerPipeline[name, default: 0] < limit
     }
 
-    private func startableIndex(in name: String) -> Int? {
-        guard let queue = ready[name], !queue.isEmpty else { return nil }
+    /// The best ready job of pipeline `name` that may start now, left in its queue.
+    private mutating func startableJob(in name: String) -> String? {
+        guard ready[name]?.isEmpty == false else { return nil }
         if !online && workload.pipelines[name]?.requiresInternet == true { return nil }
         var currentFile: Int?
         if workload.pipelines[name]?.order == .sequential, let openFiles = openByFile[name] {
             currentFile = openFiles.filter({ $0.value > 0 }).keys.min()
         }
-        if online && currentFile == nil { return 0 }
-        return queue.firstIndex { id in
+        if online && currentFile == nil { return ready[name]?.first() }
+        let (workload, online) = (self.workload, self.online)
+        return ready[name]?.first { id in
             guard let job = workload.job(id) else { return false }
             if let currentFile, job.fileIndex != currentFile { return false }
             return online || !workload.requiresInternet(job)
@@ -172,7 +165,7 @@ struct Scheduler {
     /// While offline, records each ready job that needs the internet as waiting for it.
     private mutating func markInternetWaiters(now: Date) {
         for (_, queue) in ready {
-            for id in queue {
+            for id in queue.ids.sorted(by: { (workload.order(of: $0) ?? 0) < (workload.order(of: $1) ?? 0) }) {
                 guard var record = jobs[id], record.reason != "internet", let job = workload.job(id),
                     workload.requiresInternet(job)
                 else { continue }
@@ -204,11 +197,10 @@ struct Scheduler {
     mutating func startReadyJobs(now: Date) {
         if !online { markInternetWaiters(now: now) }
         while maxRunning.map({ runningTotal < $0 }) ?? true {
-            var best: (pipeline: String, index: Int, job: JobDefinition)?
+            var best: (pipeline: String, job: JobDefinition)?
             for name in ready.keys.sorted() {
                 guard suspended[name, default: 0] == 0, pipelineHasSlot(name),
-                    let index = startableIndex(in: name), let id = ready[name]?[index],
-                    let job = workload.job(id)
+                    let id = startableJob(in: name), let job = workload.job(id)
                 else { continue }
                 if let current = best {
                     let better =
@@ -217,10 +209,10 @@ struct Scheduler {
                             && (workload.order(of: job.id) ?? 0) < (workload.order(of: current.job.id) ?? 0))
                     if !better { continue }
                 }
-                best = (name, index, job)
+                best = (name, job)
             }
             guard let chosen = best else { return }
-            ready[chosen.pipeline]?.remove(at: chosen.index)
+            ready[chosen.pipeline]?.remove(chosen.job.id)
             if !chosen.job.constraints.isEmpty && !cleared.contains(chosen.job.id) {
                 // Constraints are checked before an attempt exists (SPEC 5.6); the job takes no
                 // slot meanwhile and comes back to its queue when they hold.
@@ -427,10 +419,7 @@ struct Scheduler {
         guard !wasFinal else { return }
         finalCount += 1
         delayed[job.id] = nil
-        if var queue = ready[job.pipeline], let index = queue.firstIndex(of: job.id) {
-            queue.remove(at: index)
-            ready[job.pipeline] = queue
-        }
+        ready[job.pipeline]?.remove(job.id)
         if workload.pipelines[job.pipeline]?.order == .sequential {
             openByFile[job.pipeline, default: [:]][job.fileIndex, default: 1] -= 1
         }
