@@ -288,48 +288,16 @@ private final class GroupCommitWriter: @unchecked Sendable {
     }
     private func write(_ changes: [StoreChange], encoder: JSONEncoder) throws {
         let tables = environment.tables
-        // Encode outside the transaction: a failed encoding must not leave half a batch.
+        // Encode outside the transaction: a failed encoding must not leave half a batch. Within
+        // one transaction the last write to a key is the one that lasts, so only it is encoded: a
+        // fast job's start and end often share a batch.
         var rows: [(MDB_dbi, [UInt8], [UInt8]?)] = []
         rows.reserveCapacity(changes.count)
-        for change in changes {
-            switch change {
-            case .putRun(let run):
-                rows.append((tables.runs, StoreKey.run(run.id), Array(try encoder.encode(run))))
-            case .setCurrentRun(let id):
-                rows.append((tables.meta, StoreKey.currentRun, Array(id.utf8)))
-            case .putJob(let runID, let job):
-                rows.append(
-                    (
-                        tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence),
-                        Array(try encoder.encode(job))
-                    ))
-            case .putAttempt(let runID, let attempt):
-                rows.append(
-                    (
-                        tables.attempts,
-                        StoreKey.attempt(
-                            runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence,
-                            number: attempt.number),
-                        Array(try encoder.encode(attempt))
-                    ))
-            case .putOutputs(let runID, let jobID, let occurrence, let outputs):
-                rows.append(
-                    (
-                        tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence),
-                        Array(try encoder.encode(outputs))
-                    ))
-            case .putPipeline(let pipeline):
-                rows.append(
-                    (tables.pipelines, StoreKey.pipeline(pipeline.name), Array(try encoder.encode(pipeline))))
-            case .putRequest(let runID, let request):
-                rows.append(
-                    (
-                        tables.requests, StoreKey.request(runID: runID, id: request.id),
-                        Array(try encoder.encode(request))
-                    ))
-            case .deleteRequest(let runID, let id):
-                rows.append((tables.requests, StoreKey.request(runID: runID, id: id), nil))
-            }
+        var written = Set<Row>()
+        for change in changes.reversed() {
+            let (dbi, key) = place(of: change, in: tables)
+            guard written.insert(Row(dbi: dbi, key: key)).inserted else { continue }
+            rows.append((dbi, key, try value(of: change, encoder: encoder)))
         }
         try environment.write { txn throws(LMDBError) in
             for (dbi, key, value) in rows {
@@ -339,6 +307,50 @@ private final class GroupCommitWriter: @unchecked Sendable {
                     try txn.delete(dbi, key: key)
                 }
             }
+        }
+    }
+}
+
+/// A row of one table, to tell repeated writes in a batch apart.
+private struct Row: Hashable {
+    let dbi: MDB_dbi
+    let key: [UInt8]
+}
+
+extension GroupCommitWriter {
+    fileprivate func place(of change: StoreChange, in tables: Tables) -> (MDB_dbi, [UInt8]) {
+        switch change {
+        case .putRun(let run): (tables.runs, StoreKey.run(run.id))
+        case .setCurrentRun: (tables.meta, StoreKey.currentRun)
+        case .putJob(let runID, let job):
+            (tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence))
+        case .putAttempt(let runID, let attempt):
+            (
+                tables.attempts,
+                StoreKey.attempt(
+                    runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence, number: attempt.number
+                )
+            )
+        case .putOutputs(let runID, let jobID, let occurrence, _):
+            (tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence))
+        case .putPipeline(let pipeline): (tables.pipelines, StoreKey.pipeline(pipeline.name))
+        case .putRequest(let runID, let request):
+            (tables.requests, StoreKey.request(runID: runID, id: request.id))
+        case .deleteRequest(let runID, let id): (tables.requests, StoreKey.request(runID: runID, id: id))
+        }
+    }
+
+    /// The bytes to store for `change`, or nil to delete its row.
+    fileprivate func value(of change: StoreChange, encoder: JSONEncoder) throws -> [UInt8]? {
+        switch change {
+        case .putRun(let run): Array(try encoder.encode(run))
+        case .setCurrentRun(let id): Array(id.utf8)
+        case .putJob(_, let job): RecordJSON.encode(job)
+        case .putAttempt(_, let attempt): RecordJSON.encode(attempt)
+        case .putOutputs(_, _, _, let outputs): Array(try encoder.encode(outputs))
+        case .putPipeline(let pipeline): Array(try encoder.encode(pipeline))
+        case .putRequest(_, let request): Array(try encoder.encode(request))
+        case .deleteRequest: nil
         }
     }
 }

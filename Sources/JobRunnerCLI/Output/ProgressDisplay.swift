@@ -19,7 +19,7 @@ final class PlainProgress: RunObserver, Sendable {
     static func line(for event: RunEvent) -> String? {
         let job = event.job ?? ""
         let attempt = event.attempt.map { " (attempt \($0))" } ?? ""
-        func pad(_ word: String) -> String { word.padding(toLength: 12, withPad: " ", startingAt: 0) }
+        func pad(_ word: String) -> String { word + String(repeating: " ", count: max(0, 12 - word.count)) }
         switch event.kind {
         case .queued, .output, .waiting, .runFinished: return nil
         case .started: return pad("started") + job + attempt

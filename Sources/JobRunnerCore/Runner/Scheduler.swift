@@ -165,7 +165,8 @@ struct Scheduler {
     /// While offline, records each ready job that needs the internet as waiting for it.
     private mutating func markInternetWaiters(now: Date) {
         for (_, queue) in ready {
-            for id in queue.ids.sorted(by: { (workload.order(of: $0) ?? 0) < (workload.order(of: $1) ?? 0) }) {
+            for id in queue.ids.sorted(by: { (workload.order(of: $0) ?? 0) < (workload.order(of: $1) ?? 0) })
+            {
                 guard var record = jobs[id], record.reason != "internet", let job = workload.job(id),
                     workload.requiresInternet(job)
                 else { continue }
