@@ -37,9 +37,9 @@ extension PluginCatalog {
                                 + "(it offers \(offered.isEmpty ? "none" : offered))\(hint)"))
                     continue
                 }
-                let parameters =
-                    (try? PluginWire.encoder.encode(JSONValue.object(job.parameters))) ?? Data("{}".utf8)
-                if let message = plugin.check(handler: handler, parameters: Array(parameters)) {
+                var parameters = JSONWriter()
+                parameters.value(.object(job.parameters))
+                if let message = plugin.check(handler: handler, parameters: parameters.bytes) {
                     problems.append(
                         PluginProblem(
                             location: job.pluginLocations?.parameters ?? at,

@@ -1,0 +1,164 @@
+import Foundation
+
+/// Writes JSON directly into bytes, for the few documents written once per transition or per
+/// attempt, where `JSONEncoder`'s generic machinery costs more than the work around it.
+///
+/// Objects are written member by member in the order given; a member whose value is nil is left
+/// out, as `JSONEncoder` leaves out absent optionals. Dates are seconds since the reference date,
+/// like `JSONEncoder`'s default strategy, so `JSONDecoder` reads everything back unchanged.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+    /// Per open object or array: whether it has an element yet.
+    private var started: [Bool] = []
+
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    // MARK: Containers
+
+    public mutating func beginObject() { open(UInt8(ascii: "{")) }
+    public mutating func endObject() { close(UInt8(ascii: "}")) }
+    public mutating func beginArray() { open(UInt8(ascii: "[")) }
+    public mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    /// Starts an object member; its value is written next.
+    public mutating func key(_ name: String) {
+        separate()
+        quoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        if !started.isEmpty { started[started.count - 1] = false }
+    }
+
+    // MARK: Members (nil leaves the member out)
+
+    public mutating func member(_ name: String, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        string(value)
+    }
+
+    public mutating func member(_ name: String, _ value: (some BinaryInteger)?) {
+        guard let value else { return }
+        key(name)
+        integer(value)
+    }
+
+    public mutating func member(_ name: String, _ value: Date?) {
+        guard let value else { return }
+        key(name)
+        double(value.timeIntervalSinceReferenceDate)
+    }
+
+    public mutating func member(_ name: String, _ values: [String]) {
+        key(name)
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
+    public mutating func member(_ name: String, _ values: [String: String]) {
+        key(name)
+        object(values)
+    }
+
+    public mutating func member(_ name: String, _ value: JSONValue) {
+        key(name)
+        self.value(value)
+    }
+
+    // MARK: Values
+
+    public mutating func string(_ value: String) {
+        separate()
+        quoted(value)
+    }
+
+    public mutating func integer(_ value: some BinaryInteger) {
+        separate()
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// A Double's description is the shortest text that reads back as the same Double. JSON has
+    /// no infinity or NaN: those are written as null.
+    public mutating func double(_ value: Double) {
+        separate()
+        bytes.append(contentsOf: (value.isFinite ? value.description : "null").utf8)
+    }
+
+    /// An object of strings, members in key order.
+    public mutating func object(_ values: [String: String]) {
+        beginObject()
+        for key in values.keys.sorted() {
+            member(key, values[key])
+        }
+        endObject()
+    }
+
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null:
+            separate()
+            bytes.append(contentsOf: "null".utf8)
+        case .bool(let flag):
+            separate()
+            bytes.append(contentsOf: (flag ? "true" : "false").utf8)
+        case .int(let number): integer(number)
+        case .double(let number): double(number)
+        case .string(let text): string(text)
+        case .array(let elements):
+            beginArray()
+            for element in elements { self.value(element) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for name in members.keys.sorted() {
+                key(name)
+                if let member = members[name] { self.value(member) }
+            }
+            endObject()
+        }
+    }
+
+    // MARK: Bytes
+
+    private mutating func open(_ bracket: UInt8) {
+        separate()
+        bytes.append(bracket)
+        started.append(false)
+    }
+
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
+        started.removeLast()
+    }
+
+    /// A comma before every element but the first of its container.
+    private mutating func separate() {
+        guard let last = started.last else { return }
+        if last {
+            bytes.append(UInt8(ascii: ","))
+        } else {
+            started[started.count - 1] = true
+        }
+    }
+
+    /// A JSON string: quote, backslash and control characters escaped, the rest as UTF-8.
+    private mutating func quoted(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0..<0x20:
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(Self.hexDigits[Int(byte >> 4)])
+                bytes.append(Self.hexDigits[Int(byte & 0xF)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+}

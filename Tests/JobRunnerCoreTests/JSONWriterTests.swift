@@ -1,0 +1,40 @@
+import Foundation
+import JobRunnerCore
+import Testing
+
+@Suite struct JSONWriterTests {
+    @Test func valuesReadBackAsWritten() throws {
+        let value = JSONValue.object([
+            "text": .string("quote \" back\\slash\nnew line \u{7} bell é 🚀 /slash"),
+            "numbers": .array([.int(0), .int(-42), .int(Int.max), .double(0.1), .double(-1e-300), .double(1e300)]),
+            "flags": .array([.bool(true), .bool(false), .null]),
+            "nested": .object(["empty": .object([:]), "list": .array([]), "deep": .array([.array([.string("x")])])]),
+            "": .string("empty key"),
+        ])
+        var writer = JSONWriter()
+        writer.value(value)
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(writer.bytes)) == value)
+    }
+
+    @Test func membersAreSeparatedAndAbsentOnesLeftOut() throws {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.member("a", "1")
+        writer.member("missing", String?.none)
+        writer.member("count", Int?.none)
+        writer.member("n", 2)
+        writer.member("list", ["x", "y"])
+        writer.member("map", ["b": "2", "a": "1"])
+        writer.endObject()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":"1","n":2,"list":["x","y"],"map":{"a":"1","b":"2"}}"#)
+    }
+
+    @Test func numbersJSONCannotHoldBecomeNull() {
+        var writer = JSONWriter()
+        writer.beginArray()
+        writer.double(.infinity)
+        writer.double(.nan)
+        writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[null,null]")
+    }
+}
