@@ -21,8 +21,10 @@ release: setup
 run: build
 	.build/debug/jobrunner run jobs/
 
+# Builds every product first: the tests run the jobrunner binary and load the plugin libraries
+# (libnoop.so, libhello.so, libtestkit.so, ...) built beside it.
 test: setup
-	$(SWIFT) build --product jobrunner
+	$(SWIFT) build
 	$(SWIFT) test
 
 bench: release
@@ -30,13 +32,14 @@ bench: release
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq ninja-build; \
 	fi
+	@python3 -c "import huey" 2>/dev/null || python3 -m pip install -q huey
 	python3 bench/bench.py --jobrunner .build/release/jobrunner
 
 format:
-	$(SWIFT) format --in-place --recursive Sources Tests Package.swift
+	$(SWIFT) format --in-place --recursive Sources Tests plugins Package.swift
 
 lint:
-	$(SWIFT) format lint --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --recursive Sources Tests plugins Package.swift
 
 clean:
 	rm -rf .build .jobrunner

@@ -5,10 +5,16 @@
    against `ninja -j2` on the same graph: median wall time of alternating rounds, as a ratio.
 2. The time to validate a 10,000-job file.
 3. Peak RSS of the 1,000-job run.
+4. Operator command latency on a live runner, and its idle CPU.
+5. Plugin throughput: 20,000 independent `noop.ok` plugin jobs (pipeline maxConcurrent 0,
+   every transition durable) in-process, then under `isolation: process`, against huey (a
+   Python task queue on SQLite, bench/huey_peer.py) running as many no-op tasks.
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
 """
 import argparse
+import datetime
+import json
 import os
 import shutil
 import statistics
@@ -49,6 +55,73 @@ def write_big(directory, count):
             if i % 10:
                 f.write(f"    needs: [job-{i - 1}]\n")
     return path
+
+
+def write_noop(directory, count, isolation):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "noop.yaml"), "w") as f:
+        f.write("pipelines:\n  p:\n    maxConcurrent: 0\njobs:\n")
+        for i in range(count):
+            f.write(f"  n{i}:\n    pipeline: p\n    plugin: noop.ok\n    isolation: {isolation}\n")
+
+
+def run_phase(events_path):
+    """Seconds from the run's first event to its end, read from an --events file."""
+    def when(line):
+        stamp = json.loads(line)["time"].replace("Z", "+00:00")
+        return datetime.datetime.fromisoformat(stamp).timestamp()
+    with open(events_path) as f:
+        lines = f.readlines()
+    return when(lines[-1]) - when(lines[0])
+
+
+def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
+    results = {}
+    for isolation, n, r in (("inprocess", count, rounds), ("process", isolated_count, 1)):
+        directory = os.path.join(work, f"noop-{isolation}")
+        write_noop(directory, n, isolation)
+        walls, phases, rss = [], [], []
+        for round_ in range(r):
+            events = os.path.join(directory, f"events-{round_}.jsonl")
+            seconds, peak = timed(
+                [jobrunner, "run", "--state", os.path.join(directory, f"state-{round_}"), "--progress", "none",
+                 "--events", events, "noop.yaml"], cwd=directory)
+            walls.append(seconds)
+            phases.append(run_phase(events))
+            rss.append(peak)
+        results[isolation] = (n, r, walls, phases, rss)
+
+    huey_enqueue, huey_drain = [], []
+    try:
+        import huey  # noqa: F401
+        for round_ in range(rounds):
+            directory = os.path.join(work, f"huey-{round_}")
+            os.makedirs(directory)
+            out = subprocess.run(
+                [sys.executable, os.path.join(os.path.dirname(__file__), "huey_peer.py"), directory, str(count)],
+                check=True, capture_output=True, text=True).stdout.split()
+            huey_enqueue.append(float(out[0]))
+            huey_drain.append(float(out[1]))
+    except ImportError:
+        pass
+
+    print(f"plugin throughput: independent noop.ok jobs, maxConcurrent 0, every transition durable:")
+    for isolation, (n, r, walls, phases, rss) in results.items():
+        wall, phase = statistics.median(walls), statistics.median(phases)
+        print(f"  {isolation:9}: {n:,} jobs, median of {r}: run {phase:.3f} s = {n / phase:,.0f} jobs/s; "
+              f"whole command (load, check, run) {wall:.3f} s = {n / wall:,.0f} jobs/s; "
+              f"peak RSS {max(rss) / 1024:.0f} MiB")
+        if r > 1:
+            print(f"             runs: {' '.join(f'{t:.3f}' for t in phases)}")
+    if huey_drain:
+        drain, enqueue = statistics.median(huey_drain), statistics.median(huey_enqueue)
+        print(f"  huey/SQLite: {count:,} no-op tasks, median of {rounds}: run {drain:.3f} s = {count / drain:,.0f} "
+              f"tasks/s; with enqueueing {enqueue + drain:.3f} s = {count / (enqueue + drain):,.0f} tasks/s")
+        phase = statistics.median(results["inprocess"][3])
+        print(f"  ratio      : jobrunner in-process runs {drain / phase:.1f}x as many jobs/s as huey "
+              f"(target: 15,000 jobs/s)")
+    else:
+        print("  huey is not installed (pip install huey): no peer figure")
 
 
 def timed(argv, cwd):
@@ -116,6 +189,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--plugin-jobs", type=int, default=20_000)
+    parser.add_argument("--isolated-jobs", type=int, default=20_000,
+                        help="jobs of the isolation: process round (a child process each)")
+    parser.add_argument("--only", choices=["plugins"], help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
     ninja = shutil.which("ninja")
@@ -123,6 +200,10 @@ def main():
         raise SystemExit("ninja is not installed (apt-get install ninja-build)")
 
     work = tempfile.mkdtemp(prefix="jobrunner-bench.")
+    if args.only == "plugins":
+        plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     dag = os.path.join(work, "dag")
     write_dag(dag, chains=50, length=20)
 
@@ -164,6 +245,7 @@ def main():
     validate_times = [timed([jobrunner, "validate", big], cwd=work)[0] for _ in range(5)]
     print(f"validate a 10,000-job file: {statistics.median(validate_times):.3f} s median of 5 (target: under 1 s)")
     operator_latency(jobrunner, work)
+    plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
     shutil.rmtree(work, ignore_errors=True)
 
 
