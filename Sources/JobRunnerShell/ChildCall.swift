@@ -37,6 +37,18 @@ public struct ChildCall: Sendable {
         executable: String, arguments: [String], input: [UInt8], errorLog: String, timeout: Duration?,
         onSpawn: @escaping @Sendable (Int32) -> Void
     ) async -> Outcome {
+        await ChildSlots.shared.withSlot {
+            if Task.isCancelled { return .interrupted }
+            return await runChild(
+                executable: executable, arguments: arguments, input: input, errorLog: errorLog, timeout: timeout,
+                onSpawn: onSpawn)
+        }
+    }
+
+    private func runChild(
+        executable: String, arguments: [String], input: [UInt8], errorLog: String, timeout: Duration?,
+        onSpawn: @escaping @Sendable (Int32) -> Void
+    ) async -> Outcome {
         var options = PlatformOptions()
         options.processGroupID = 0
         options.teardownSequence = [

@@ -71,6 +71,13 @@ public struct ShellHandler: JobHandler {
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
+        await ChildSlots.shared.withSlot {
+            if Task.isCancelled { return AttemptResult(outcome: .interrupted, reason: "runner stopping") }
+            return await runChild(request)
+        }
+    }
+
+    private func runChild(_ request: AttemptRequest) async -> AttemptResult {
         let files = AttemptFiles(
             directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
         let log = CappedLog(path: request.logPath, limit: logLimit)

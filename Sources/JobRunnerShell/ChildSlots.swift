@@ -1,0 +1,61 @@
+import Foundation
+
+/// How many child processes this runner has at once, across every kind of attempt.
+///
+/// Each child costs the runner a few file descriptors (pipes, the attempt's log), and a runner
+/// told `maxConcurrent: 0` over 20,000 jobs would otherwise try to start them all together and
+/// run out of descriptors. Attempts beyond the limit wait here, in order, before they spawn;
+/// their timeouts start when they do.
+public actor ChildSlots {
+    /// Shared by the shell handler and isolated plugin calls.
+    public static let shared = ChildSlots(capacity: defaultCapacity)
+
+    /// An eighth of the soft limit on open files (`ulimit -n`), less a reserve for the store
+    /// and the runner's own files; at least 8.
+    public static var defaultCapacity: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        // RLIM_INFINITY is all ones: clamping makes it Int.max, and the cap keeps it sensible.
+        return min(max(8, (Int(clamping: limit.rlim_cur) - 256) / 8), 65_536)
+    }
+
+    public nonisolated let capacity: Int
+    private var available: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var nextWaiter = 0
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        available = self.capacity
+    }
+
+    /// Runs `body` holding one slot, waiting for one first if all are taken.
+    public nonisolated func withSlot<T>(_ body: () async -> sending T) async -> sending T {
+        await acquire()
+        let result = await body()
+        await release()
+        return result
+    }
+
+    private func acquire() async {
+        if available > 0 {
+            available -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func release() {
+        guard nextWaiter < waiting.count else {
+            available += 1
+            return
+        }
+        let next = waiting[nextWaiter]
+        nextWaiter += 1
+        if nextWaiter > 1024 && nextWaiter * 2 > waiting.count {
+            waiting.removeFirst(nextWaiter)
+            nextWaiter = 0
+        }
+        next.resume()
+    }
+}

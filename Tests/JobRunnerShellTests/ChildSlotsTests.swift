@@ -1,0 +1,40 @@
+import JobRunnerShell
+import Synchronization
+import Testing
+
+@Suite struct ChildSlotsTests {
+    @Test func noMoreThanCapacityAtOnceAndEveryWaiterRuns() async {
+        let slots = ChildSlots(capacity: 3)
+        let counts = Counts()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    await slots.withSlot {
+                        counts.value.withLock {
+                            $0.inside += 1
+                            $0.most = max($0.most, $0.inside)
+                        }
+                        for _ in 0..<5 { await Task.yield() }
+                        counts.value.withLock {
+                            $0.inside -= 1
+                            $0.done += 1
+                        }
+                    }
+                }
+            }
+        }
+        let final = counts.value.withLock { $0 }
+        #expect(final.most <= 3)
+        #expect(final.done == 50)
+        #expect(final.inside == 0)
+    }
+
+    @Test func defaultCapacityFollowsTheOpenFileLimit() {
+        #expect(ChildSlots.defaultCapacity >= 8)
+        #expect(ChildSlots.shared.capacity == ChildSlots.defaultCapacity)
+    }
+}
+
+private final class Counts: Sendable {
+    let value = Mutex((inside: 0, most: 0, done: 0))
+}
