@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "hello", type: .dynamic, targets: ["HelloCPlugin"]),
         // Used by the tests: handlers that crash, throw and check their parameters.
         .library(name: "testkit", type: .dynamic, targets: ["TestKitPlugin"]),
+        // Used by the tests: C plugins that must be refused (another ABI, another Swift).
+        .library(name: "badabi", type: .dynamic, targets: ["BadABIPlugin"]),
+        .library(name: "oldswift", type: .dynamic, targets: ["OldSwiftPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -68,6 +71,8 @@ let package = Package(
         .target(name: "FilesPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/files"),
         .target(name: "HelloCPlugin", dependencies: ["CJobRunnerPlugin"], path: "plugins/hello-c"),
         .target(name: "TestKitPlugin", dependencies: ["JobRunnerPluginAPI"], path: "Tests/Plugins/testkit"),
+        .target(name: "BadABIPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/badabi"),
+        .target(name: "OldSwiftPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/oldswift"),
         .target(
             name: "JobRunnerCLI",
             dependencies: [

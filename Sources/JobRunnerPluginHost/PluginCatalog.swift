@@ -35,9 +35,9 @@ public final class PluginCatalog: Sendable {
             let absolutePath = absolute(path)
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: absolutePath, isDirectory: &isDirectory)
-            let jobDirectory =
-                exists && isDirectory.boolValue
-                ? absolutePath : (absolutePath as NSString).deletingLastPathComponent
+            // A path that does not exist (yet) is a directory unless it names a YAML file.
+            let names = exists ? isDirectory.boolValue : !(path.hasSuffix(".yaml") || path.hasSuffix(".yml"))
+            let jobDirectory = names ? absolutePath : (absolutePath as NSString).deletingLastPathComponent
             result.append(
                 ((jobDirectory as NSString).deletingLastPathComponent as NSString).appendingPathComponent(
                     "plugins"))

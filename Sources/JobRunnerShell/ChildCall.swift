@@ -40,7 +40,8 @@ public struct ChildCall: Sendable {
         await ChildSlots.shared.withSlot {
             if Task.isCancelled { return .interrupted }
             return await runChild(
-                executable: executable, arguments: arguments, input: input, errorLog: errorLog, timeout: timeout,
+                executable: executable, arguments: arguments, input: input, errorLog: errorLog,
+                timeout: timeout,
                 onSpawn: onSpawn)
         }
     }

@@ -14,6 +14,8 @@ struct Finished {
     var status: Int32
     var stdout: String
     var stderr: String
+    /// Killed by a signal (then `status` is the signal's number), rather than exited.
+    var signalled = false
 }
 
 /// A job directory and a state directory in a fresh temporary folder.
@@ -36,14 +38,20 @@ struct Workspace: ~Copyable {
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
     /// Starts `jobrunner` with `arguments`, `--state` added for the commands that take it.
-    func start(_ arguments: [String], stdout: Pipe = Pipe(), stderr: Pipe = Pipe()) throws -> Process {
+    func start(
+        _ arguments: [String], environment extra: [String: String] = [:], stdout: Pipe = Pipe(),
+        stderr: Pipe = Pipe()
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
         process.arguments =
-            arguments + (["validate", "graph"].contains(arguments.first ?? "") ? [] : ["--state", state])
+            arguments
+            + (["validate", "graph", "plugins"].contains(arguments.first ?? "") ? [] : ["--state", state])
         process.currentDirectoryURL = URL(fileURLWithPath: root)
         var environment = ProcessInfo.processInfo.environment
         environment["JOBRUNNER_STATE"] = nil
+        environment["JOBRUNNER_PLUGIN_PATH"] = nil
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.standardOutput = stdout
         process.standardError = stderr
@@ -53,16 +61,22 @@ struct Workspace: ~Copyable {
 
     /// Runs `jobrunner` to completion.
     func run(_ arguments: String...) throws -> Finished {
+        try run(arguments, environment: [:])
+    }
+
+    /// Runs `jobrunner` to completion with these environment variables added.
+    func run(_ arguments: [String], environment: [String: String]) throws -> Finished {
         let out = Pipe()
         let err = Pipe()
-        let process = try start(arguments, stdout: out, stderr: err)
+        let process = try start(arguments, environment: environment, stdout: out, stderr: err)
         // Read both pipes fully before waiting, so a chatty child never blocks on a full pipe.
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Finished(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            stderr: String(decoding: stderr, as: UTF8.self),
+            signalled: process.terminationReason == .uncaughtSignal)
     }
 
     func read(_ relative: String) -> String {

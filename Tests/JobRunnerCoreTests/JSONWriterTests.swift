@@ -6,9 +6,13 @@ import Testing
     @Test func valuesReadBackAsWritten() throws {
         let value = JSONValue.object([
             "text": .string("quote \" back\\slash\nnew line \u{7} bell é 🚀 /slash"),
-            "numbers": .array([.int(0), .int(-42), .int(Int.max), .double(0.1), .double(-1e-300), .double(1e300)]),
+            "numbers": .array([
+                .int(0), .int(-42), .int(Int.max), .double(0.1), .double(-1e-300), .double(1e300),
+            ]),
             "flags": .array([.bool(true), .bool(false), .null]),
-            "nested": .object(["empty": .object([:]), "list": .array([]), "deep": .array([.array([.string("x")])])]),
+            "nested": .object([
+                "empty": .object([:]), "list": .array([]), "deep": .array([.array([.string("x")])]),
+            ]),
             "": .string("empty key"),
         ])
         var writer = JSONWriter()
@@ -26,7 +30,9 @@ import Testing
         writer.member("list", ["x", "y"])
         writer.member("map", ["b": "2", "a": "1"])
         writer.endObject()
-        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":"1","n":2,"list":["x","y"],"map":{"a":"1","b":"2"}}"#)
+        #expect(
+            String(decoding: writer.bytes, as: UTF8.self)
+                == #"{"a":"1","n":2,"list":["x","y"],"map":{"a":"1","b":"2"}}"#)
     }
 
     @Test func numbersJSONCannotHoldBecomeNull() {

@@ -1,0 +1,261 @@
+import Foundation
+import Testing
+
+/// Plugin jobs end to end, on the built binary and the plugin libraries built beside it
+/// (`hello`, C; `testkit`, Swift; `badabi` and `oldswift`, C plugins that must be refused).
+@Suite(.serialized) struct PluginTests {
+    /// The directory of the built binary and plugins.
+    static let buildDirectory = (realPath(jobrunnerBinary) as NSString).deletingLastPathComponent
+
+    @Test func swiftAndCPluginsRunAndPassOutputsOn() throws {
+        let workspace = try Workspace(files: [
+            "plugins.yaml": """
+            jobs:
+              greet:
+                plugin: hello.greet
+              echo:
+                plugin: testkit.echo
+                needs: [greet]
+                with: { message: "hi there" }
+              show:
+                needs: [echo]
+                run: echo "$JOBRUNNER_OUT_ECHO_IN_GREET_GREETING / $JOBRUNNER_OUT_ECHO_MESSAGE"
+            """
+        ])
+        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(try workspace.run("logs", "greet").stdout == "hello from C, job greet\n")
+        #expect(try workspace.run("logs", "echo").stdout.contains("echo hi there from echo attempt 1"))
+        #expect(try workspace.run("logs", "show").stdout == "hello from C / hi there\n")
+
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let echo = try #require(jobs.first { $0["id"] as? String == "echo" })
+        let outputs = try #require(echo["outputs"] as? [String: String])
+        #expect(outputs["message"] == "hi there")
+        #expect(outputs["in_greet_greeting"] == "hello from C")
+        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
+    }
+
+    /// A plugin's retry(after:) and outputs against a shell job's control and outputs files: the
+    /// same events, the same delays, the same outputs.
+    @Test func pluginRetryAndOutputsMatchAShellJobs() throws {
+        let workspace = try Workspace(files: [
+            "parity.yaml": """
+            pipelines:
+              one: { order: sequential }
+            jobs:
+              shell:
+                pipeline: one
+                retry: { attempts: 5, delay: 30s }
+                run: |
+                  if [ "$JOBRUNNER_ATTEMPT" -lt 3 ]; then echo "retry-after=150ms" > "$JOBRUNNER_CONTROL"; exit 75; fi
+                  echo "attempt=$JOBRUNNER_ATTEMPT" >> "$JOBRUNNER_OUTPUT"
+              plugin:
+                pipeline: one
+                needs: [shell]
+                retry: { attempts: 5, delay: 30s }
+                plugin: testkit.flaky
+                with: { until: 3, after: 0.15 }
+            """
+        ])
+        let run = try workspace.run("run", "jobs", "--events", "events.jsonl")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+
+        func story(of job: String) throws -> [String] {
+            try workspace.read("events.jsonl").split(separator: "\n").compactMap { line in
+                let event = try #require(
+                    try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                guard event["job"] as? String == job, event["event"] as? String != "queued" else {
+                    return nil
+                }
+                let parts = [
+                    event["event"] as? String, (event["attempt"] as? Int).map(String.init),
+                    (event["delay"] as? Double).map { String(format: "%.3f", $0) },
+                    event["key"] as? String, event["value"] as? String,
+                ]
+                return parts.compactMap { $0 }.joined(separator: " ")
+            }
+        }
+        let shell = try story(of: "shell")
+        #expect(shell.contains("retrying 1 0.150"), "\(shell)")
+        #expect(shell.contains("output 3 attempt 3"), "\(shell)")
+        #expect(try story(of: "plugin") == shell)
+
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let outputs = jobs.map { ($0["id"] as? String ?? "", $0["outputs"] as? [String: String]) }
+        #expect(outputs.allSatisfy { $0.1 == ["attempt": "3"] }, "\(outputs)")
+        #expect(jobs.allSatisfy { $0["attempts"] as? Int == 3 })
+    }
+
+    static let problems = """
+        jobs:
+          missing:
+            plugin: nowhere.run
+          nosymbol:
+            plugin: nosymbol.run
+          abi:
+            plugin: badabi.run
+          swift:
+            plugin: oldswift.run
+          typo:
+            plugin: testkit.ecko
+          params:
+            plugin: testkit.echo
+            with:
+              count: many
+          junk:
+            plugin: junk.run
+          fine:
+            run: echo fine
+        """
+
+    /// A workspace whose `plugins/` (beside the job directory) holds a library without the
+    /// plugin symbol and a file that is no library at all.
+    func problemWorkspace() throws -> Workspace {
+        let workspace = try Workspace(files: ["problems.yaml": Self.problems])
+        try FileManager.default.createDirectory(
+            atPath: workspace.root + "/plugins", withIntermediateDirectories: true)
+        let library = try #require(Self.someLibraryWithoutThePluginSymbol())
+        try FileManager.default.copyItem(
+            atPath: Self.realPath(library), toPath: workspace.root + "/plugins/libnosymbol.so")
+        try "not a library".write(
+            toFile: workspace.root + "/plugins/libjunk.so", atomically: true, encoding: .utf8)
+        return workspace
+    }
+
+    @Test(arguments: ["validate", "run"]) func everyLoadProblemIsAnErrorAtItsJobsLine(command: String) throws
+    {
+        let workspace = try problemWorkspace()
+        let result = try workspace.run(command, "jobs")
+        #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+        let errors = result.stderr.split(separator: "\n").map(String.init)
+        func error(at position: String) -> String? {
+            errors.first { $0.hasPrefix("jobs/problems.yaml:\(position): error: ") }
+        }
+        let searched = "\(workspace.root)/plugins, \(Self.buildDirectory)"
+        #expect(
+            error(at: "3:13")?.contains("plugin 'nowhere' not found: no libnowhere.so in \(searched)")
+                == true, "\(errors)")
+        #expect(error(at: "5:13")?.contains("does not export jobrunner_plugin_v1") == true, "\(errors)")
+        #expect(
+            error(at: "7:13")?.contains("has ABI version 2; this jobrunner loads ABI version 1") == true,
+            "\(errors)")
+        #expect(error(at: "9:13")?.contains("was built with Swift 5.9") == true, "\(errors)")
+        #expect(error(at: "11:13")?.contains("has no handler 'ecko'") == true, "\(errors)")
+        #expect(error(at: "11:13")?.contains("did you mean 'testkit.echo'?") == true, "\(errors)")
+        #expect(error(at: "15:7")?.contains("missing parameter 'message'") == true, "\(errors)")
+        #expect(error(at: "17:13")?.contains("cannot load plugin 'junk'") == true, "\(errors)")
+        #expect(errors.filter { $0.contains(": error: ") }.count == 7, "\(errors)")
+        if command == "run" {
+            #expect(result.stderr.contains("nothing was run"))
+            #expect(!FileManager.default.fileExists(atPath: workspace.state + "/data.mdb"))
+        }
+    }
+
+    @Test func pluginsListsWhatItFoundAndWhatItCouldNotLoad() throws {
+        let workspace = try problemWorkspace()
+        let result = try workspace.run("plugins", "jobs")
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains(workspace.root + "/plugins") })
+        let hello = try #require(lines.first { $0.hasPrefix("hello ") })
+        #expect(hello.contains("1.0.0") && hello.contains("hello.greet, hello.fail"))
+        #expect(hello.contains(Self.buildDirectory + "/libhello.so"))
+        let testkit = try #require(lines.first { $0.hasPrefix("testkit ") })
+        #expect(testkit.contains("testkit.echo") && testkit.contains("0.1.0"))
+        #expect(lines.contains { $0.hasPrefix("noop ") && $0.contains("noop.ok") })
+        #expect(lines.contains { $0.contains("junk") && $0.contains("cannot load") })
+        #expect(lines.contains { $0.contains("badabi") && $0.contains("ABI version 2") })
+    }
+
+    /// A crashing plugin under `isolation: process` fails its attempt, naming the signal; the
+    /// rest of the run goes on.
+    @Test func anIsolatedCrashFailsOneAttemptAndTheRunGoesOn() throws {
+        let workspace = try Workspace(files: [
+            "crash.yaml": """
+            jobs:
+              crash:
+                plugin: testkit.crash
+                isolation: process
+                retry: { attempts: 2, delay: 10ms }
+              fine:
+                plugin: testkit.echo
+                isolation: process
+                with: { message: ok }
+              after:
+                needs: [fine]
+                run: echo "after $JOBRUNNER_OUT_FINE_MESSAGE"
+            """
+        ])
+        let run = try workspace.run(["run", "jobs"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let crash = try #require(jobs.first { $0["id"] as? String == "crash" })
+        #expect(crash["state"] as? String == "failed")
+        #expect(crash["attempts"] as? Int == 2)
+        #expect((crash["reason"] as? String)?.contains("plugin process crashed: signal") == true, "\(crash)")
+        #expect(jobs.first { $0["id"] as? String == "after" }?["state"] as? String == "succeeded")
+        #expect(try workspace.run("logs", "after").stdout == "after ok\n")
+        #expect(try workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))
+    }
+
+    /// An in-process crash takes the runner down; each restart counts it, and the third one in a
+    /// row fails the job (SPEC 5.9) so the rest can finish.
+    @Test func anInProcessCrashIsRecoveredByTheCrashLoopRule() throws {
+        let workspace = try Workspace(files: [
+            "crash.yaml": """
+            jobs:
+              crash:
+                plugin: testkit.crash
+                retry: { attempts: 10, delay: 10ms }
+              fine:
+                needs: [crash]
+                run: echo never
+              other:
+                run: echo other
+                retry: { attempts: 5 }
+            """
+        ])
+        let quiet = ["SWIFT_BACKTRACE": "enable=no"]
+        var runs: [Finished] = []
+        for _ in 0..<4 {
+            let run = try workspace.run(["run", "jobs"], environment: quiet)
+            runs.append(run)
+            if !run.signalled { break }
+        }
+        #expect(runs.count == 4, "\(runs.map(\.status))")
+        #expect(runs.dropLast().allSatisfy { $0.signalled }, "the runner died three times")
+        #expect(runs.last?.signalled == false && runs.last?.status == 1, "\(runs.last?.stderr ?? "")")
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let crash = try #require(jobs.first { $0["id"] as? String == "crash" })
+        #expect(crash["state"] as? String == "failed")
+        #expect(crash["reason"] as? String == "crashed the runner")
+        #expect(jobs.first { $0["id"] as? String == "fine" }?["state"] as? String == "blocked")
+        #expect(jobs.first { $0["id"] as? String == "other" }?["state"] as? String == "succeeded")
+    }
+
+    /// A shared library that is no jobrunner plugin: LMDB's, which the runner links.
+    static func someLibraryWithoutThePluginSymbol() -> String? {
+        let directories = [
+            "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+        ]
+        for directory in directories {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            if let name = names.sorted().first(where: { $0.hasPrefix("liblmdb.so") }) {
+                return directory + "/" + name
+            }
+        }
+        return nil
+    }
+
+    /// `path` with every symbolic link resolved, as the runner reports plugin directories.
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
