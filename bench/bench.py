@@ -65,14 +65,14 @@ def write_noop(directory, count, isolation):
             f.write(f"  n{i}:\n    pipeline: p\n    plugin: noop.ok\n    isolation: {isolation}\n")
 
 
-def run_phase(events_path):
-    """Seconds from the run's first event to its end, read from an --events file."""
-    def when(line):
-        stamp = json.loads(line)["time"].replace("Z", "+00:00")
-        return datetime.datetime.fromisoformat(stamp).timestamp()
-    with open(events_path) as f:
-        lines = f.readlines()
-    return when(lines[-1]) - when(lines[0])
+def run_phase(jobrunner, state):
+    """Seconds from the run's start to its end, as the store recorded them (`status --json`)."""
+    out = subprocess.run([jobrunner, "status", "--json", "--state", state], check=True, capture_output=True,
+                         text=True).stdout
+    run = json.loads(out)["run"]
+    def when(stamp):
+        return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return when(run["finishedAt"]) - when(run["startedAt"])
 
 
 def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
@@ -82,12 +82,11 @@ def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
         write_noop(directory, n, isolation)
         walls, phases, rss = [], [], []
         for round_ in range(r):
-            events = os.path.join(directory, f"events-{round_}.jsonl")
-            seconds, peak = timed(
-                [jobrunner, "run", "--state", os.path.join(directory, f"state-{round_}"), "--progress", "none",
-                 "--events", events, "noop.yaml"], cwd=directory)
+            state = os.path.join(directory, f"state-{round_}")
+            seconds, peak = timed([jobrunner, "run", "--state", state, "--progress", "none", "noop.yaml"],
+                                  cwd=directory)
             walls.append(seconds)
-            phases.append(run_phase(events))
+            phases.append(run_phase(jobrunner, state))
             rss.append(peak)
         results[isolation] = (n, r, walls, phases, rss)
 
