@@ -315,6 +315,12 @@ private final class GroupCommitWriter: @unchecked Sendable {
 private struct Row: Hashable {
     let dbi: MDB_dbi
     let key: [UInt8]
+
+    /// The key's bytes in one go: an array of bytes would be hashed byte by byte.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(dbi)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 extension GroupCommitWriter {

@@ -115,10 +115,17 @@ final class ExportedPlugin: Sendable {
         }
         let result = Mutex<PluginResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
-        Task.detached {
+        let operation: @Sendable () async -> Void = {
             let response = await entry.invoke(request)
             result.withLock { $0 = response }
             done.signal()
+        }
+        if #available(macOS 26, *) {
+            // Runs on this thread up to the handler's first suspension: a handler that never
+            // suspends (most quick ones) finishes without a hop to the cooperative pool and back.
+            Task.immediateDetached(operation: operation)
+        } else {
+            Task.detached(operation: operation)
         }
         done.wait()
         return result.withLock { $0 }

@@ -238,6 +238,27 @@ import Testing
         #expect(jobs.first { $0["id"] as? String == "other" }?["state"] as? String == "succeeded")
     }
 
+    /// Thousands of in-process plugin jobs at once, in an unlimited pipeline: each call blocks
+    /// one of the plugin threads while a Swift handler runs on the cooperative pool. (Calls on
+    /// Dispatch's threads once exhausted them and the run never finished.)
+    @Test func thousandsOfUnlimitedInProcessJobsFinish() async throws {
+        let count = 3_000
+        var text = "pipelines:\n  wide: { maxConcurrent: 0 }\njobs:\n"
+        for index in 0..<count {
+            text +=
+                "  j\(index):\n    pipeline: wide\n    plugin: \(index % 2 == 0 ? "noop.ok" : "hello.greet")\n"
+        }
+        let workspace = try Workspace(files: ["wide.yaml": text])
+        let process = try workspace.start(["run", "jobs", "--progress", "none"])
+        let status = await ExitWatcher(process).wait(atMost: .seconds(120))
+        if status == nil { process.terminate() }
+        #expect(status == 0)
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        #expect(jobs.count == count)
+        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
+    }
+
     /// A shared library that is no jobrunner plugin: LMDB's, which the runner links.
     static func someLibraryWithoutThePluginSymbol() -> String? {
         let directories = [
