@@ -1,6 +1,8 @@
 import HeapModule
 
-/// One pipeline's ready jobs, best first: higher priority, then earlier in load order.
+/// One pipeline's ready jobs, best first: higher priority, then earlier in load order. In a
+/// sequential pipeline, jobs of an earlier file come before all jobs of a later one, so the
+/// best job is always from the lowest file that has a ready job.
 ///
 /// A heap beside a membership table, so that a run with tens of thousands of ready jobs costs
 /// O(log n) per insert and per start. Removing a job by id only forgets its membership; its
@@ -8,6 +10,8 @@ import HeapModule
 /// insert that made it, so a job removed and inserted again is never taken twice).
 struct ReadyQueue {
     private struct Entry: Comparable {
+        /// The job's file index in a sequential pipeline, else 0.
+        let file: Int
         let priority: Int
         let order: Int
         let id: String
@@ -15,6 +19,7 @@ struct ReadyQueue {
 
         /// "Less" is "better": the heap's minimum is the job to start next.
         static func < (lhs: Entry, rhs: Entry) -> Bool {
+            if lhs.file != rhs.file { return lhs.file < rhs.file }
             if lhs.priority != rhs.priority { return lhs.priority > rhs.priority }
             if lhs.order != rhs.order { return lhs.order < rhs.order }
             return lhs.generation < rhs.generation
@@ -35,11 +40,12 @@ struct ReadyQueue {
     var ids: Dictionary<String, Int>.Keys { members.keys }
 
     /// Adds `id` unless it is already there.
-    mutating func insert(_ id: String, priority: Int, order: Int) {
+    /// - Parameter file: the job's file index in a sequential pipeline; 0 in any other.
+    mutating func insert(_ id: String, priority: Int, order: Int, file: Int = 0) {
         guard members[id] == nil else { return }
         nextGeneration += 1
         members[id] = nextGeneration
-        heap.insert(Entry(priority: priority, order: order, id: id, generation: nextGeneration))
+        heap.insert(Entry(file: file, priority: priority, order: order, id: id, generation: nextGeneration))
     }
 
     mutating func remove(_ id: String) {

@@ -165,8 +165,18 @@ public final class Runner: Sendable {
         }
         defer { monitor?.cancel() }
         var timer: (date: Date, task: Task<Void, Never>)?
+        // Attempts run as tasks of their own, not children of the group below: the runtime keeps
+        // a group's children in a list it walks to add and remove one, so 20,000 attempts at
+        // once (an unlimited pipeline) made each start and end cost O(n). Each is cancelled on a
+        // stop, and the loop ends only after every one has reported its end.
+        var attemptTasks: [String: (attempt: Int, task: Task<Void, Never>)] = [:]
 
         await withTaskGroup(of: Void.self) { group in
+            func cancelAll() {
+                group.cancelAll()
+                for (_, running) in attemptTasks { running.task.cancel() }
+            }
+
             func flush() {
                 var batch = scheduler.takeBatch()
                 guard !batch.changes.isEmpty || !batch.effects.isEmpty else { return }
@@ -201,10 +211,11 @@ public final class Runner: Sendable {
                         let request = makeRequest(
                             job: job, attempt: attempt, runID: runRecord.id, scheduler: scheduler)
                         let handler = self.handler
-                        group.addTask {
+                        let task = Task {
                             let result = await handler.run(request)
                             continuation.yield(.finished(jobID: jobID, attempt: attempt, result))
                         }
+                        attemptTasks[jobID] = (attempt, task)
                     case .check(let jobID):
                         let constraints = (workload.job(jobID)?.constraints ?? []).compactMap {
                             workload.constraints[$0]
@@ -272,8 +283,9 @@ public final class Runner: Sendable {
                         logger.error("cannot store state; stopping", metadata: ["error": "\(error)"])
                     }
                     if stopSignal == nil { stopSignal = SIGTERM }
-                    group.cancelAll()
+                    cancelAll()
                 case .finished(let jobID, let attempt, let result):
+                    if attemptTasks[jobID]?.attempt == attempt { attemptTasks[jobID] = nil }
                     scheduler.finish(
                         jobID: jobID, attempt: attempt, result: result,
                         attemptRecord: attempts.removeValue(forKey: jobID),
@@ -303,7 +315,7 @@ public final class Runner: Sendable {
                         logger.notice(
                             "stopping: no new attempts; ending the running ones",
                             metadata: ["signal": "\(signal)"])
-                        group.cancelAll()
+                        cancelAll()
                     }
                 }
                 if stopSignal == nil {

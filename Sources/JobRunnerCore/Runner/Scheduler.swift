@@ -128,8 +128,10 @@ struct Scheduler {
     }
 
     mutating func insertReady(_ job: JobDefinition) {
+        let sequential = workload.pipelines[job.pipeline]?.order == .sequential
         ready[job.pipeline, default: ReadyQueue()].insert(
-            job.id, priority: job.priority, order: workload.order(of: job.id) ?? 0)
+            job.id, priority: job.priority, order: workload.order(of: job.id) ?? 0,
+            file: sequential ? job.fileIndex : 0)
     }
 
     /// Moves delayed jobs whose date has come to the ready queues.
@@ -153,23 +155,31 @@ struct Scheduler {
         if workload.pipelines[name]?.order == .sequential, let openFiles = openByFile[name] {
             currentFile = openFiles.filter({ $0.value > 0 }).keys.min()
         }
-        if online && currentFile == nil { return ready[name]?.first() }
-        let (workload, online) = (self.workload, self.online)
+        if online {
+            // Sequential queues put earlier files first: the best job is of the open file or none is.
+            guard let id = ready[name]?.first() else { return nil }
+            if let currentFile, workload.job(id)?.fileIndex != currentFile { return nil }
+            return id
+        }
+        let workload = self.workload
         return ready[name]?.first { id in
             guard let job = workload.job(id) else { return false }
             if let currentFile, job.fileIndex != currentFile { return false }
-            return online || !workload.requiresInternet(job)
+            return !workload.requiresInternet(job)
         }
     }
 
     /// While offline, records each ready job that needs the internet as waiting for it.
     private mutating func markInternetWaiters(now: Date) {
         for (_, queue) in ready {
-            for id in queue.ids.sorted(by: { (workload.order(of: $0) ?? 0) < (workload.order(of: $1) ?? 0) })
-            {
-                guard var record = jobs[id], record.reason != "internet", let job = workload.job(id),
-                    workload.requiresInternet(job)
-                else { continue }
+            let newlyWaiting = queue.ids.filter { id in
+                guard let job = workload.job(id) else { return false }
+                return jobs[id]?.reason != "internet" && workload.requiresInternet(job)
+            }
+            for id in newlyWaiting.sorted(by: {
+                (workload.order(of: $0) ?? 0) < (workload.order(of: $1) ?? 0)
+            }) {
+                guard var record = jobs[id] else { continue }
                 record.state = .waiting
                 record.reason = "internet"
                 record.waitingSince = now
