@@ -16,11 +16,13 @@ public struct InProcessPluginHandler: JobHandler {
     let clock: any RunnerClock
 
     /// How many in-process plugin calls run at once: `$JOBRUNNER_PLUGIN_THREADS` when set to a
-    /// positive number, else 16. A handler that waits (on the network, say) holds its thread
-    /// while it waits.
+    /// positive number, else twice the cores, at least 4. A handler that waits (on the network,
+    /// say) holds its thread while it waits: raise it for such handlers. More threads than that
+    /// only cost quick handlers (20,000 `noop.ok` jobs: 16 threads took 12 % more CPU than 2,
+    /// with five times the context switches).
     public static let threadCount: Int = {
         let setting = ProcessInfo.processInfo.environment["JOBRUNNER_PLUGIN_THREADS"].flatMap { Int($0) }
-        return setting.map { max($0, 1) } ?? 16
+        return setting.map { max($0, 1) } ?? max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     }()
 
     private static let threads: NIOThreadPool = {
