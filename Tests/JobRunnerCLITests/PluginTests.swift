@@ -37,6 +37,72 @@ import Testing
         #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
     }
 
+    /// The sample jobs `make run` executes, plugin jobs included, in a scratch copy.
+    @Test func sampleJobsRunWithTheirPluginJobs() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: repository + "/jobs")
+        where name.hasSuffix(".yaml") {
+            files[name] = try String(contentsOfFile: repository + "/jobs/" + name, encoding: .utf8)
+        }
+        let workspace = try Workspace(files: files)
+        let readme = "# a README to cache\n"
+        try readme.write(toFile: workspace.root + "/README.md", atomically: true, encoding: .utf8)
+        let run = try workspace.run("run", "jobs")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let cache = try #require(jobs.first { $0["id"] as? String == "cache-readme" })
+        #expect(cache["attempts"] as? Int == 2, "the first attempt is rate-limited")
+        let outputs = try #require(cache["outputs"] as? [String: String])
+        #expect(outputs["bytes"] == String(readme.utf8.count))
+        #expect(outputs["refreshed"] == "true")
+        #expect(workspace.read(".build/sample-cache/README.md") == readme)
+        #expect(try workspace.run("logs", "release-notes").stdout.contains("hello from C"))
+    }
+
+    /// Every way a handler can end, and what the job makes of it.
+    @Test func handlerEndingsBecomeJobStates() throws {
+        let workspace = try Workspace(files: [
+            "endings.yaml": """
+            jobs:
+              throws:
+                plugin: testkit.throws
+              skip:
+                plugin: testkit.skip
+              after-skip:
+                needs: [skip]
+                run: echo went on
+              c-fails:
+                plugin: hello.fail
+              slow:
+                plugin: testkit.sleep
+                with: { seconds: 30 }
+                timeout: 300ms
+              blocked:
+                needs: [throws]
+                plugin: noop.ok
+            """
+        ])
+        let run = try workspace.run("run", "jobs")
+        #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
+        let jobs = try #require(
+            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        func job(_ id: String) -> (state: String?, reason: String?) {
+            let record = jobs.first { $0["id"] as? String == id }
+            return (record?["state"] as? String, record?["reason"] as? String)
+        }
+        #expect(job("throws") == ("failed", "the widget is broken"))
+        #expect(job("skip") == ("skipped", "nothing to do"))
+        #expect(job("after-skip").state == "succeeded")
+        #expect(job("c-fails") == ("failed", "hello.fail always fails"))
+        #expect(job("slow").state == "failed")
+        #expect(job("slow").reason?.hasPrefix("timeout after 300ms") == true, "\(job("slow"))")
+        #expect(job("blocked") == ("blocked", "needs:throws"))
+    }
+
     /// A plugin's retry(after:) and outputs against a shell job's control and outputs files: the
     /// same events, the same delays, the same outputs.
     @Test func pluginRetryAndOutputsMatchAShellJobs() throws {
