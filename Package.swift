@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "CJobRunnerPlugin"),
         .target(
             name: "JobRunnerPluginAPI",
-            dependencies: ["CJobRunnerPlugin"]
+            dependencies: ["CJobRunnerPlugin", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "JobRunnerPluginHost",

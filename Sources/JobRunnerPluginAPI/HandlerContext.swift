@@ -1,3 +1,5 @@
+import Logging
+
 /// What a handler knows about the attempt it runs.
 public struct HandlerContext<Parameters: Sendable>: Sendable {
     /// The job's id.
@@ -14,6 +16,8 @@ public struct HandlerContext<Parameters: Sendable>: Sendable {
     public var workingDirectory: String
     /// Lines written here go to the attempt's log (`jobrunner logs JOB`).
     public var log: AttemptLog
+    /// The same log through swift-log: `logger.info("…")` writes `info: …`, metadata after it.
+    public var logger: Logger
 
     public init(
         jobID: String, runID: String, attempt: Int, parameters: Parameters,
@@ -26,6 +30,7 @@ public struct HandlerContext<Parameters: Sendable>: Sendable {
         self.outputs = outputs
         self.workingDirectory = workingDirectory
         self.log = log
+        self.logger = Logger(label: "jobrunner.plugin") { _ in AttemptLogHandler(log: log) }
     }
 }
 

@@ -13,6 +13,7 @@ struct Echo: PluginHandler {
 
     func run(_ context: HandlerContext<Parameters>) async throws -> HandlerResult {
         context.log("echo \(context.parameters.message) from \(context.jobID) attempt \(context.attempt)")
+        context.logger.warning("echoed", metadata: ["count": "\(context.parameters.count ?? 1)"])
         var outputs = ["message": context.parameters.message, "run": context.runID]
         for (job, values) in context.outputs {
             for (key, value) in values { outputs["in_\(job)_\(key)"] = value }
