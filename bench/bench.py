@@ -80,15 +80,15 @@ def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
     for isolation, n, r in (("inprocess", count, rounds), ("process", isolated_count, 1)):
         directory = os.path.join(work, f"noop-{isolation}")
         write_noop(directory, n, isolation)
-        walls, phases, rss = [], [], []
+        walls, phases, rss, cpu = [], [], [], []
         for round_ in range(r):
             state = os.path.join(directory, f"state-{round_}")
             seconds, peak = timed([jobrunner, "run", "--state", state, "--progress", "none", "noop.yaml"],
-                                  cwd=directory)
+                                  cwd=directory, cpu=cpu)
             walls.append(seconds)
             phases.append(run_phase(jobrunner, state))
             rss.append(peak)
-        results[isolation] = (n, r, walls, phases, rss)
+        results[isolation] = (n, r, walls, phases, rss, cpu)
 
     huey_enqueue, huey_drain = [], []
     try:
@@ -105,11 +105,12 @@ def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
         pass
 
     print(f"plugin throughput: independent noop.ok jobs, maxConcurrent 0, every transition durable:")
-    for isolation, (n, r, walls, phases, rss) in results.items():
+    for isolation, (n, r, walls, phases, rss, cpu) in results.items():
         wall, phase = statistics.median(walls), statistics.median(phases)
         print(f"  {isolation:9}: {n:,} jobs, median of {r}: run {phase:.3f} s = {n / phase:,.0f} jobs/s; "
               f"whole command (load, check, run) {wall:.3f} s = {n / wall:,.0f} jobs/s; "
-              f"peak RSS {max(rss) / 1024:.0f} MiB")
+              f"peak RSS {max(rss) / 1024:.0f} MiB; CPU {statistics.median(cpu) / n * 1e6:.0f} us per job "
+              f"(user + system, whole command)")
         if r > 1:
             print(f"             runs: {' '.join(f'{t:.3f}' for t in phases)}")
     if huey_drain:
@@ -117,19 +118,23 @@ def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
         print(f"  huey/SQLite: {count:,} no-op tasks, median of {rounds}: run {drain:.3f} s = {count / drain:,.0f} "
               f"tasks/s; with enqueueing {enqueue + drain:.3f} s = {count / (enqueue + drain):,.0f} tasks/s")
         phase = statistics.median(results["inprocess"][3])
+        print(f"  load       : {os.getloadavg()[0]:.2f} (1-minute load average at the end; this machine is shared)")
         print(f"  ratio      : jobrunner in-process runs {drain / phase:.1f}x as many jobs/s as huey "
               f"(target: 15,000 jobs/s)")
     else:
         print("  huey is not installed (pip install huey): no peer figure")
 
 
-def timed(argv, cwd):
-    """Runs argv; returns (seconds, peak RSS in KiB, exit status)."""
+def timed(argv, cwd, cpu=None):
+    """Runs argv; returns (seconds, peak RSS in KiB). Appends its CPU seconds (user + system) to
+    `cpu` when given: a figure the other load on a shared machine disturbs less than wall time."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if cpu is not None:
+        cpu.append(usage.ru_utime + usage.ru_stime)
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr.read().decode(errors="replace"))
         raise SystemExit(f"{argv[0]} failed with {proc.returncode}")
