@@ -17,6 +17,8 @@ extension PluginCatalog {
     /// returns every problem, each at the line it concerns.
     public func problems(in workload: Workload) -> [PluginProblem] {
         var problems: [PluginProblem] = []
+        // Jobs that share a handler and parameters (thousands of `noop.ok`, say) are checked once.
+        var verdicts: [ParameterCheck: String?] = [:]
         for job in workload.jobs {
             guard case .plugin(let name, let handler) = job.handler else { continue }
             let at = job.pluginLocations?.plugin ?? job.location
@@ -39,7 +41,10 @@ extension PluginCatalog {
                 }
                 var parameters = JSONWriter()
                 parameters.value(.object(job.parameters))
-                if let message = plugin.check(handler: handler, parameters: parameters.bytes) {
+                let key = ParameterCheck(plugin: name, handler: handler, parameters: parameters.bytes)
+                let verdict = verdicts[key] ?? plugin.check(handler: handler, parameters: parameters.bytes)
+                verdicts[key] = verdict
+                if let message = verdict {
                     problems.append(
                         PluginProblem(
                             location: job.pluginLocations?.parameters ?? at,
@@ -48,6 +53,19 @@ extension PluginCatalog {
             }
         }
         return problems
+    }
+}
+
+/// One `check_parameters` question, to ask the plugin once.
+private struct ParameterCheck: Hashable {
+    let plugin: String
+    let handler: String
+    let parameters: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(plugin)
+        hasher.combine(handler)
+        parameters.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }
 
