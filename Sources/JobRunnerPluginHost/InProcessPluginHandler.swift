@@ -44,18 +44,8 @@ public struct InProcessPluginHandler: JobHandler {
         }
         let bytes = PluginWire.request(for: request, handler: handler)
         let call = Call()
-        let timer = request.job.timeout.map { timeout in
-            let clock = self.clock
-            let deadline = clock.now().addingTimeInterval(timeout.seconds)
-            return Task {
-                guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                call.finish(
-                    AttemptResult(
-                        outcome: .timeout,
-                        reason: "timeout after \(JobDuration.format(timeout)); the handler was left running"))
-            }
-        }
-        defer { timer?.cancel() }
+        let clock = self.clock
+        let timeout = request.job.timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AttemptResult, Never>) in
                 call.start(continuation)
@@ -63,7 +53,24 @@ public struct InProcessPluginHandler: JobHandler {
                     guard case .active = state else {
                         return call.finish(AttemptResult(outcome: .interrupted, reason: "runner stopping"))
                     }
-                    call.finish(PluginWire.result(from: plugin.invoke(handler: handler, request: bytes)))
+                    // Stopped while it waited for a thread: the handler is not called at all.
+                    guard !call.isFinished else { return }
+                    // The timeout counts from the call, not from the wait for a thread.
+                    let timer = timeout.map { timeout in
+                        let deadline = clock.now().addingTimeInterval(timeout.seconds)
+                        return Task {
+                            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                            call.finish(
+                                AttemptResult(
+                                    outcome: .timeout,
+                                    reason:
+                                        "timeout after \(JobDuration.format(timeout)); the handler was left running"
+                                ))
+                        }
+                    }
+                    let result = PluginWire.result(from: plugin.invoke(handler: handler, request: bytes))
+                    timer?.cancel()
+                    call.finish(result)
                 }
             }
         } onCancel: {
@@ -91,6 +98,9 @@ final class Call: @unchecked Sendable {
         }
         if let ready { continuation.resume(returning: ready) }
     }
+
+    /// Whether the call has its result already (a stop or a timeout came first).
+    var isFinished: Bool { lock.withLock { done || early != nil } }
 
     func finish(_ result: AttemptResult) {
         let waiting: CheckedContinuation<AttemptResult, Never>? = lock.withLock {

@@ -327,6 +327,29 @@ import Testing
         #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
     }
 
+    /// An in-process call that waits for a plugin thread does not spend its timeout waiting.
+    @Test func aTimeoutCountsFromTheCallNotFromTheWaitForAThread() throws {
+        let workspace = try Workspace(files: [
+            "queue.yaml": """
+            pipelines:
+              wide: { maxConcurrent: 0 }
+            jobs:
+              holds-the-thread:
+                pipeline: wide
+                priority: 10
+                plugin: testkit.sleep
+                with: { seconds: 1 }
+              waits-for-it:
+                pipeline: wide
+                plugin: testkit.sleep
+                with: { seconds: 0.05 }
+                timeout: 500ms
+            """
+        ])
+        let run = try workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_THREADS": "1"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+    }
+
     /// A shared library that is no jobrunner plugin: LMDB's, which the runner links.
     static func someLibraryWithoutThePluginSymbol() -> String? {
         let directories = [
