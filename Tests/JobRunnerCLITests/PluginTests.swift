@@ -30,13 +30,12 @@ import Testing
         #expect(echoLog.contains("warning: echoed count=1\n"), "swift-log lines reach the attempt's log")
         #expect(try workspace.run("logs", "show").stdout == "hello from C / hi there\n")
 
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
-        let echo = try #require(jobs.first { $0["id"] as? String == "echo" })
+        let jobs = try workspace.statusJobs()
+        let echo = try #require(jobs["echo"])
         let outputs = try #require(echo["outputs"] as? [String: String])
         #expect(outputs["message"] == "hi there")
         #expect(outputs["in_greet_greeting"] == "hello from C")
-        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
+        #expect(jobs.values.allSatisfy { $0["state"] as? String == "succeeded" })
     }
 
     /// The sample jobs `make run` executes, plugin jobs included, in a scratch copy.
@@ -54,9 +53,8 @@ import Testing
         try readme.write(toFile: workspace.root + "/README.md", atomically: true, encoding: .utf8)
         let run = try workspace.run("run", "jobs")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
-        let cache = try #require(jobs.first { $0["id"] as? String == "cache-readme" })
+        let jobs = try workspace.statusJobs()
+        let cache = try #require(jobs["cache-readme"])
         #expect(cache["attempts"] as? Int == 2, "the first attempt is rate-limited")
         let outputs = try #require(cache["outputs"] as? [String: String])
         #expect(outputs["bytes"] == String(readme.utf8.count))
@@ -90,10 +88,9 @@ import Testing
         ])
         let run = try workspace.run("run", "jobs")
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let jobs = try workspace.statusJobs()
         func job(_ id: String) -> (state: String?, reason: String?) {
-            let record = jobs.first { $0["id"] as? String == id }
+            let record = jobs[id]
             return (record?["state"] as? String, record?["reason"] as? String)
         }
         #expect(job("throws") == ("failed", "the widget is broken"))
@@ -150,11 +147,10 @@ import Testing
         #expect(shell.contains("output 3 attempt 3"), "\(shell)")
         #expect(try story(of: "plugin") == shell)
 
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
-        let outputs = jobs.map { ($0["id"] as? String ?? "", $0["outputs"] as? [String: String]) }
-        #expect(outputs.allSatisfy { $0.1 == ["attempt": "3"] }, "\(outputs)")
-        #expect(jobs.allSatisfy { $0["attempts"] as? Int == 3 })
+        let jobs = try workspace.statusJobs()
+        let outputs = jobs.mapValues { $0["outputs"] as? [String: String] }
+        #expect(outputs.values.allSatisfy { $0 == ["attempt": "3"] }, "\(outputs)")
+        #expect(jobs.values.allSatisfy { $0["attempts"] as? Int == 3 })
     }
 
     static let problems = """
@@ -259,13 +255,12 @@ import Testing
         ])
         let run = try workspace.run(["run", "jobs"], environment: ["SWIFT_BACKTRACE": "enable=no"])
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
-        let crash = try #require(jobs.first { $0["id"] as? String == "crash" })
+        let jobs = try workspace.statusJobs()
+        let crash = try #require(jobs["crash"])
         #expect(crash["state"] as? String == "failed")
         #expect(crash["attempts"] as? Int == 2)
         #expect((crash["reason"] as? String)?.contains("plugin process crashed: signal") == true, "\(crash)")
-        #expect(jobs.first { $0["id"] as? String == "after" }?["state"] as? String == "succeeded")
+        #expect(jobs["after"]?["state"] as? String == "succeeded")
         #expect(try workspace.run("logs", "after").stdout == "after ok\n")
         #expect(try workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))
     }
@@ -297,13 +292,12 @@ import Testing
         #expect(runs.count == 4, "\(runs.map(\.status))")
         #expect(runs.dropLast().allSatisfy { $0.signalled }, "the runner died three times")
         #expect(runs.last?.signalled == false && runs.last?.status == 1, "\(runs.last?.stderr ?? "")")
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
-        let crash = try #require(jobs.first { $0["id"] as? String == "crash" })
+        let jobs = try workspace.statusJobs()
+        let crash = try #require(jobs["crash"])
         #expect(crash["state"] as? String == "failed")
         #expect(crash["reason"] as? String == "crashed the runner")
-        #expect(jobs.first { $0["id"] as? String == "fine" }?["state"] as? String == "blocked")
-        #expect(jobs.first { $0["id"] as? String == "other" }?["state"] as? String == "succeeded")
+        #expect(jobs["fine"]?["state"] as? String == "blocked")
+        #expect(jobs["other"]?["state"] as? String == "succeeded")
     }
 
     /// Thousands of in-process plugin jobs at once, in an unlimited pipeline: each call blocks
@@ -321,10 +315,9 @@ import Testing
         let status = await ExitWatcher(process).wait(atMost: .seconds(120))
         if status == nil { process.terminate() }
         #expect(status == 0)
-        let jobs = try #require(
-            try statusJSON(workspace.run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        let jobs = try workspace.statusJobs()
         #expect(jobs.count == count)
-        #expect(jobs.allSatisfy { $0["state"] as? String == "succeeded" })
+        #expect(jobs.values.allSatisfy { $0["state"] as? String == "succeeded" })
     }
 
     /// An in-process call that waits for a plugin thread does not spend its timeout waiting.

@@ -79,6 +79,12 @@ struct Workspace: ~Copyable {
             signalled: process.terminationReason == .uncaughtSignal)
     }
 
+    /// The jobs of `status --json`, by id.
+    func statusJobs() throws -> [String: [String: Any]] {
+        let jobs = try #require(try statusJSON(run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+        return Dictionary(jobs.map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
+    }
+
     func read(_ relative: String) -> String {
         (try? String(contentsOfFile: root + "/" + relative, encoding: .utf8)) ?? ""
     }
