@@ -51,6 +51,7 @@ let package = Package(
             name: "JobRunnerShell",
             dependencies: [
                 "JobRunnerCore",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),

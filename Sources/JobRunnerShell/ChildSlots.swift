@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 /// How many child processes this runner has at once, across every kind of attempt.
@@ -21,8 +22,7 @@ public actor ChildSlots {
 
     public nonisolated let capacity: Int
     private var available: Int
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-    private var nextWaiter = 0
+    private var waiting = Deque<CheckedContinuation<Void, Never>>()
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
@@ -46,15 +46,9 @@ public actor ChildSlots {
     }
 
     private func release() {
-        guard nextWaiter < waiting.count else {
+        guard let next = waiting.popFirst() else {
             available += 1
             return
-        }
-        let next = waiting[nextWaiter]
-        nextWaiter += 1
-        if nextWaiter > 1024 && nextWaiter * 2 > waiting.count {
-            waiting.removeFirst(nextWaiter)
-            nextWaiter = 0
         }
         next.resume()
     }
