@@ -112,14 +112,14 @@ import Testing
             jobs:
               shell:
                 pipeline: one
-                retry: { attempts: 5, delay: 30s }
+                retry: { attempts: 5, delay: 30s, on: [3] }
                 run: |
                   if [ "$JOBRUNNER_ATTEMPT" -lt 3 ]; then echo "retry-after=150ms" > "$JOBRUNNER_CONTROL"; exit 75; fi
                   echo "attempt=$JOBRUNNER_ATTEMPT" >> "$JOBRUNNER_OUTPUT"
               plugin:
                 pipeline: one
                 needs: [shell]
-                retry: { attempts: 5, delay: 30s }
+                retry: { attempts: 5, delay: 30s, on: [3] }
                 plugin: testkit.flaky
                 with: { until: 3, after: 0.15 }
             """

@@ -361,8 +361,16 @@ struct Scheduler {
                 RunEvent(
                     time: now, run: runID, job: jobID, attempt: number, kind: .failed,
                     reason: result.reason, exitCode: result.exitCode))
+            // What `retry.on` judges: no code for a timeout; a temporary failure counts as exit
+            // 75 even without a process (a plugin's retry), so it is retried like a shell job's.
+            let judged: Int32? =
+                switch result.outcome {
+                case .timeout: nil
+                case .tempfail: RetryPolicy.tempFailExitCode
+                default: result.exitCode
+                }
             record = failAttempt(
-                record, job: job, exitCode: result.outcome == .timeout ? nil : result.exitCode,
+                record, job: job, exitCode: judged,
                 reason: result.reason ?? result.outcome.rawValue, retryAfter: result.retryAfter, now: now,
                 random: &random)
         }
