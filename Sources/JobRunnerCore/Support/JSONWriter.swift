@@ -144,24 +144,28 @@ public struct JSONWriter: Sendable {
     /// A JSON string: quote, backslash and control characters escaped, the rest as UTF-8.
     private mutating func quoted(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        defer { bytes.append(UInt8(ascii: "\"")) }
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: value.utf8)
-            return
-        }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0..<0x20:
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0xF)])
-            default:
-                bytes.append(byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            // Most strings (ids, paths, states) need no escape: copy them whole.
+            if utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    bytes.append(UInt8(ascii: "\\"))
+                    bytes.append(byte)
+                case 0..<0x20:
+                    bytes.append(contentsOf: "\\u00".utf8)
+                    bytes.append(Self.hexDigits[Int(byte >> 4)])
+                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                default:
+                    bytes.append(byte)
+                }
             }
         }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
