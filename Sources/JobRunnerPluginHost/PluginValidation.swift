@@ -29,7 +29,7 @@ extension PluginCatalog {
                 guard plugin.handlers.contains(handler) else {
                     let offered = plugin.handlers.map { "\(name).\($0)" }.joined(separator: ", ")
                     let hint =
-                        Suggestion.closest(to: handler, among: plugin.handlers).map {
+                        Suggestion.closest(to: handler, in: plugin.handlers).map {
                             "; did you mean '\(name).\($0)'?"
                         } ?? ""
                     problems.append(
@@ -66,29 +66,5 @@ private struct ParameterCheck: Hashable {
         hasher.combine(plugin)
         hasher.combine(handler)
         parameters.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-}
-
-/// "Did you mean" for handler names.
-enum Suggestion {
-    static func closest(to word: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word, $0)) }.filter { $0.1 <= max(2, word.count / 3) }
-        return scored.min { $0.1 < $1.1 }?.0
-    }
-
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a)
-        let b = Array(b)
-        if a.isEmpty { return b.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = min(
-                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }
