@@ -77,7 +77,7 @@ import Testing
         }
     }
 
-    @Test func theRunnerLockAdmitsOneHolderAndNamesIt() throws {
+    @Test func theRunnerLockAdmitsOneHolderAndNamesIt() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = StateDirectory(path: directory)
@@ -92,7 +92,53 @@ import Testing
         }
         withExtendedLifetime(lock) {}
         lock = nil
+        // A process another test spawned while the lock was held keeps a copy of its descriptor
+        // until it execs; wait that out (blocking flock), so only our release is judged.
+        #expect(await released(state.lockPath, within: .seconds(30)))
         #expect(state.lockHolder() == nil)
         _ = try state.lockForRunner()
+    }
+
+    /// Whether nothing holds `path`'s flock within `limit`: a thread waits for it with a
+    /// blocking flock, and whichever comes first, that or the limit, answers.
+    private func released(_ path: String, within limit: Duration) async -> Bool {
+        let answer = Answer()
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
+        return await withCheckedContinuation { continuation in
+            answer.start(continuation)
+            Thread {
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                if fd >= 0 {
+                    flock(fd, LOCK_EX)
+                    flock(fd, LOCK_UN)
+                    close(fd)
+                }
+                answer.give(fd >= 0)
+            }.start()
+            timer = Task {
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                answer.give(false)
+            }
+        }
+    }
+}
+
+/// The first answer given, passed to one waiting continuation.
+private final class Answer: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Bool, Never>?
+
+    func start(_ continuation: CheckedContinuation<Bool, Never>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func give(_ value: Bool) {
+        let waiting = lock.withLock { () -> CheckedContinuation<Bool, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(returning: value)
     }
 }
