@@ -11,6 +11,7 @@
    Python task queue on SQLite, bench/huey_peer.py) running as many no-op tasks.
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
+       [--plugin-jobs 20000] [--isolated-jobs 20000] [--only plugins]
 """
 import argparse
 import datetime

@@ -11,13 +11,18 @@ public actor ChildSlots {
     /// Shared by the shell handler and isolated plugin calls.
     public static let shared = ChildSlots(capacity: defaultCapacity)
 
-    /// An eighth of the soft limit on open files (`ulimit -n`), less a reserve for the store
-    /// and the runner's own files; at least 8.
+    /// The capacity for this process's soft limit on open files (`ulimit -n`).
     public static var defaultCapacity: Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         // RLIM_INFINITY is all ones: clamping makes it Int.max, and the cap keeps it sensible.
-        return min(max(8, (Int(clamping: limit.rlim_cur) - 256) / 8), 65_536)
+        return capacity(forOpenFileLimit: Int(clamping: limit.rlim_cur))
+    }
+
+    /// An eighth of `limit`, less a reserve for the store and the runner's own files; at least
+    /// 8, at most 65,536.
+    public static func capacity(forOpenFileLimit limit: Int) -> Int {
+        min(max(8, (limit - 256) / 8), 65_536)
     }
 
     public nonisolated let capacity: Int

@@ -29,9 +29,11 @@ import Testing
         #expect(final.inside == 0)
     }
 
-    @Test func defaultCapacityFollowsTheOpenFileLimit() {
-        #expect(ChildSlots.defaultCapacity >= 8)
-        #expect(ChildSlots.shared.capacity == ChildSlots.defaultCapacity)
+    @Test func capacityFollowsTheOpenFileLimit() {
+        #expect(ChildSlots.capacity(forOpenFileLimit: 20_000) == 2_468)
+        #expect(ChildSlots.capacity(forOpenFileLimit: 1_024) == 96)
+        #expect(ChildSlots.capacity(forOpenFileLimit: 100) == 8)
+        #expect(ChildSlots.capacity(forOpenFileLimit: Int.max) == 65_536)
     }
 }
 
