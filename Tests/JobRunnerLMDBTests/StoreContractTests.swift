@@ -29,6 +29,33 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
 @Suite struct StoreContractTests {
     let start = Date(timeIntervalSince1970: 1_800_000_000.25)
 
+    /// Within one batch the last write to a row is the one that lasts (the LMDB store encodes
+    /// only that one), deletes included.
+    @Test(arguments: StoreKind.allCases)
+    func theLastWriteToARowInABatchWins(kind: StoreKind) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        let run = RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)
+        func request(_ id: UInt64) -> OperatorRequest {
+            OperatorRequest(id: id, kind: .retry, jobID: "a", requestedAt: start)
+        }
+        try await store.commit([
+            .putRun(run), .setCurrentRun("R"),
+            .putJob(runID: "R", JobRecord(jobID: "a", pipeline: "p", state: .running, attempts: 1)),
+            .putAttempt(runID: "R", AttemptRecord(jobID: "a", number: 1, startedAt: start)),
+            .putJob(runID: "R", JobRecord(jobID: "a", pipeline: "p", state: .succeeded, attempts: 1)),
+            .putAttempt(
+                runID: "R", AttemptRecord(jobID: "a", number: 1, outcome: .succeeded, startedAt: start)),
+            .putRequest(runID: "R", request(1)), .deleteRequest(runID: "R", id: 1),
+            .deleteRequest(runID: "R", id: 2), .putRequest(runID: "R", request(2)),
+        ])
+        let snapshot = try #require(try store.currentSnapshot())
+        #expect(snapshot.jobs["a"]?.state == .succeeded)
+        #expect(snapshot.attempts["a"]?.map(\.outcome) == [.succeeded])
+        #expect(try store.requests(runID: "R").map(\.id) == [2])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func storesAndReadsBackEveryRecordKind(kind: StoreKind) async throws {
         let directory = try temporaryDirectory()
