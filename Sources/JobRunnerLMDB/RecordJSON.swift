@@ -17,7 +17,7 @@ enum RecordJSON {
         writer.member("needs", job.needs)
         writer.member("maxAttempts", job.maxAttempts)
         writer.member("state", job.state.rawValue)
-        writer.member("reason", job.reason)
+        writer.member("reason", job.reason?.words)
         writer.member("attempts", job.attempts)
         writer.member("uncountedAttempts", job.uncountedAttempts)
         writer.member("crashedInARow", job.crashedInARow)

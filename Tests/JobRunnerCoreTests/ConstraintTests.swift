@@ -58,7 +58,7 @@ import Testing
         #expect(summary.state == .failed)
         let snapshot = try #require(try harness.store.currentSnapshot())
         #expect(snapshot.jobs["once"]?.state == .failed)
-        #expect(snapshot.jobs["once"]?.reason == "constraint token failed: vault sealed")
+        #expect(snapshot.jobs["once"]?.reason?.words == "constraint token failed: vault sealed")
         #expect(snapshot.attempts["once"]?.first?.reason == "constraint token failed: vault sealed")
         #expect(snapshot.jobs["after"]?.state == .blocked)
         #expect(snapshot.jobs["twice"]?.state == .succeeded, "its second attempt found the token satisfied")

@@ -4,20 +4,6 @@ import JobRunnerTesting
 import Synchronization
 import Testing
 
-/// Ends an attempt the way the shell handler's process group would end: by letting the held
-/// scripted attempt return its (failed) result.
-final class ReleasingTerminator: OrphanTerminator {
-    let handler: ScriptedHandler
-    private let ended = Mutex<[Orphan]>([])
-    init(_ handler: ScriptedHandler) { self.handler = handler }
-    var orphans: [Orphan] { ended.withLock { $0 } }
-    func terminate(_ orphan: Orphan) async {
-        ended.withLock { $0.append(orphan) }
-        handler.release(orphan.jobID)
-    }
-    func startTime(of pid: Int32) -> UInt64? { nil }
-}
-
 @Suite struct OperatorRequestTests {
     let killed = AttemptResult(outcome: .failed, signal: 15, reason: "signal:15")
 
@@ -44,9 +30,7 @@ final class ReleasingTerminator: OrphanTerminator {
     @Test func cancelEndsTheRunningAttemptAndBlocksDependents() async throws {
         let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
         let harness = Harness(handler: handler)
-        let terminator = ReleasingTerminator(handler)
-        let runner = runner(
-            harness, [job("long"), job("after", needs: ["long"]), job("free")], orphans: terminator)
+        let runner = runner(harness, [job("long"), job("after", needs: ["long"]), job("free")], orphans: nil)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(2)
         let runID = try #require(try harness.store.currentRunID())
@@ -54,10 +38,10 @@ final class ReleasingTerminator: OrphanTerminator {
         runner.poke()
         let summary = try await task.value
         #expect(summary.state == .failed)
-        #expect(terminator.orphans.map(\.jobID) == ["long"])
+        #expect(handler.calls.filter { $0.job == "long" }.count == 1, "the attempt was ended, not retried")
         let snapshot = try #require(try harness.store.currentSnapshot())
         #expect(snapshot.jobs["long"]?.state == .cancelled)
-        #expect(snapshot.jobs["long"]?.reason == "cancelled by operator")
+        #expect(snapshot.jobs["long"]?.reason?.words == "cancelled by operator")
         #expect(snapshot.jobs["after"]?.state == .blocked)
         #expect(snapshot.attempts["long"]?.last?.outcome == .interrupted)
         #expect(try harness.store.requests(runID: runID).isEmpty, "an applied request is deleted")
@@ -68,7 +52,7 @@ final class ReleasingTerminator: OrphanTerminator {
         let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
         let harness = Harness(handler: handler)
         let runner = runner(
-            harness, [job("long"), job("after", needs: ["long"])], orphans: ReleasingTerminator(handler))
+            harness, [job("long"), job("after", needs: ["long"])], orphans: nil)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(1)
         let runID = try #require(try harness.store.currentRunID())
@@ -111,26 +95,29 @@ final class ReleasingTerminator: OrphanTerminator {
             id: "R", state: .failed, startedAt: start, finishedAt: start, jobIDs: ["a", "b", "c", "d"],
             runnerPID: 1)
         var failed = JobRecord(
-            jobID: "a", pipeline: "default", maxAttempts: 1, state: .failed, reason: "exit:1", attempts: 1)
+            jobID: "a", pipeline: "default", maxAttempts: 1, state: .failed, reason: .ended(.exit(1)),
+            attempts: 1)
         failed.finishedAt = start
         let snapshot = RunSnapshot(
             run: run,
             jobs: [
                 "a": failed,
                 "b": JobRecord(
-                    jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
+                    jobID: "b", pipeline: "default", needs: ["a"], state: .blocked,
+                    reason: .ended(.blockedBy("a"))),
                 "c": JobRecord(
-                    jobID: "c", pipeline: "default", needs: ["b"], state: .blocked, reason: "needs:b"),
+                    jobID: "c", pipeline: "default", needs: ["b"], state: .blocked,
+                    reason: .ended(.blockedBy("b"))),
                 "d": JobRecord(jobID: "d", pipeline: "default", state: .succeeded, attempts: 1),
             ])
-        let (result, changes) = OfflineOperator.apply(request(.retry, "a"), to: snapshot, now: start)
+        let (result, decision) = OfflineOperator.apply(request(.retry, "a"), to: snapshot, now: start)
         guard case .applied = result else {
             Issue.record("retry was not applied: \(result)")
             return
         }
         var jobs: [String: JobRecord] = [:]
         var reopenedRun: RunRecord?
-        for change in changes {
+        for change in decision.changes {
             if case .putJob(_, let record) = change { jobs[record.jobID] = record }
             if case .putRun(let record) = change { reopenedRun = record }
         }
@@ -155,9 +142,10 @@ final class ReleasingTerminator: OrphanTerminator {
             jobs: [
                 "a": JobRecord(jobID: "a", pipeline: "default", state: .failed, attempts: 1),
                 "b": JobRecord(
-                    jobID: "b", pipeline: "default", needs: ["a"], state: .blocked, reason: "needs:a"),
+                    jobID: "b", pipeline: "default", needs: ["a"], state: .blocked,
+                    reason: .ended(.blockedBy("a"))),
             ])
-        let changes = OfflineOperator.apply(request(.skip, "a"), to: snapshot, now: start).changes
+        let changes = OfflineOperator.apply(request(.skip, "a"), to: snapshot, now: start).decision.changes
         let states = changes.compactMap { change -> String? in
             if case .putJob(_, let record) = change { return "\(record.jobID):\(record.state.rawValue)" }
             return nil

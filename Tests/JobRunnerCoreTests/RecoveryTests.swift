@@ -66,24 +66,27 @@ final class RecordingTerminator: OrphanTerminator {
         #expect(harness.observer.events.first?.kind == .interrupted)
     }
 
-    @Test func anInterruptedAttemptCountsAgainstTheRetryBudget() async throws {
+    @Test func anAttemptInterruptedByADyingRunnerDoesNotCount() async throws {
         let (store, _) = try crashedStore()
         let harness = Harness(store: store)
         let summary = try await harness.run([job("done"), job("busy"), job("after", needs: ["busy"])])
-        #expect(summary.state == .failed, "retry.attempts 1 is used up by the interrupted attempt")
+        #expect(summary.state == .succeeded, "retry.attempts 1 is not used up: the runner died, not the job")
         let jobs = try #require(try store.currentSnapshot()).jobs
-        #expect(jobs["busy"]?.state == .failed)
-        #expect(jobs["after"]?.state == .blocked)
+        #expect(jobs["busy"]?.state == .succeeded)
+        #expect(jobs["busy"]?.countedAttempts == 1)
+        #expect(jobs["after"]?.state == .succeeded)
     }
 
-    @Test func thirdCrashInARowFailsTheJob() async throws {
+    @Test func thirdCrashInARowFailsAnInProcessPluginJob() async throws {
         let (store, _) = try crashedStore(crashedInARow: 2, attempts: 3)
         let harness = Harness(store: store)
-        let summary = try await harness.run(jobs)
+        var busy = job("busy", retry: RetryPolicy(attempts: 5, backoff: .none))
+        busy.handler = .plugin(plugin: "testkit", handler: "crash")
+        let summary = try await harness.run([job("done"), busy, job("after", needs: ["busy"])])
         #expect(summary.state == .failed)
         let record = try #require(try store.currentSnapshot()?.jobs["busy"])
         #expect(record.state == .failed)
-        #expect(record.reason == "crashed the runner")
+        #expect(record.reason == .ended(.crashedTheRunner))
         #expect(!harness.handler.startedJobs.contains("busy"))
     }
 

@@ -85,11 +85,11 @@ import Testing
         #expect(summary.state == .failed)
         let jobs = try #require(try harness.store.currentSnapshot()).jobs
         #expect(jobs["compile"]?.state == .failed)
-        #expect(jobs["compile"]?.reason == "exit:2")
+        #expect(jobs["compile"]?.reason?.words == "exit:2")
         #expect(jobs["test"]?.state == .blocked)
-        #expect(jobs["test"]?.reason == "needs:compile")
+        #expect(jobs["test"]?.reason?.words == "needs:compile")
         #expect(jobs["ship"]?.state == .blocked)
-        #expect(jobs["ship"]?.reason == "needs:test")
+        #expect(jobs["ship"]?.reason?.words == "needs:test")
         #expect(jobs["docs"]?.state == .succeeded)
         #expect(!handler.startedJobs.contains("test"))
     }
@@ -108,7 +108,7 @@ import Testing
         #expect(harness.clock.sleeperDeadlines == [start.addingTimeInterval(10)])
         let waiting = try #require(try harness.store.currentSnapshot()).jobs["flaky"]
         #expect(waiting?.state == .waiting)
-        #expect(waiting?.reason == "backoff")
+        #expect(waiting?.reason?.words == "backoff")
         #expect(waiting?.nextAttemptAt == start.addingTimeInterval(10))
         harness.clock.advance(by: 10)
 
@@ -197,7 +197,7 @@ import Testing
         #expect(summary.state == .succeeded)
         let jobs = try #require(try harness.store.currentSnapshot()).jobs
         #expect(jobs["maybe"]?.state == .skipped)
-        #expect(jobs["maybe"]?.reason == "nothing to do")
+        #expect(jobs["maybe"]?.reason?.words == "nothing to do")
         #expect(jobs["after"]?.state == .succeeded)
         #expect(jobs["off"]?.state == .skipped)
         #expect(!handler.startedJobs.contains("off"))
@@ -231,7 +231,7 @@ import Testing
         #expect(stopped.stopSignal == SIGINT)
         let record = try #require(try store.currentSnapshot()?.jobs["slow"])
         #expect(record.state == .waiting)
-        #expect(record.reason == "interrupted")
+        #expect(record.reason == .waiting(.interrupted))
         #expect(record.countedAttempts == 0)
         #expect(try store.currentSnapshot()?.attempts["slow"]?.first?.outcome == .interrupted)
 

@@ -15,11 +15,13 @@ import Testing
     @Test(arguments: awkward) func jobRecordsRoundTrip(text: String) throws {
         let full = JobRecord(
             jobID: text, occurrence: text, pipeline: text, needs: [text, "b"], maxAttempts: 5,
-            state: .waiting,
-            reason: text, attempts: 3, uncountedAttempts: 1, crashedInARow: 2, exitCode: -1,
+            state: .failed,
+            reason: .ended(.message(text)), attempts: 3, uncountedAttempts: 1, crashedInARow: 2, exitCode: -1,
             firstStartedAt: date, startedAt: date.addingTimeInterval(0.001), finishedAt: Date.distantPast,
             nextAttemptAt: Date(timeIntervalSince1970: 0))
         var waiting = full
+        waiting.state = .waiting
+        waiting.reason = .waiting(.constraint(text))
         waiting.waitingSince = date
         for record in [full, waiting, JobRecord(jobID: text, pipeline: "p", maxAttempts: nil)] {
             let bytes = RecordJSON.encode(record)

@@ -68,7 +68,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             id: "R1", state: .running, startedAt: start, jobIDs: ["a", "b"], runnerPID: 7,
             pipelineLimits: ["p": 2])
         let job = JobRecord(
-            jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting, reason: "backoff",
+            jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting, reason: .waiting(.backoff),
             attempts: 2, nextAttemptAt: start.addingTimeInterval(5))
         try await store.commit([
             .putRun(run), .setCurrentRun("R1"), .putJob(runID: "R1", job),

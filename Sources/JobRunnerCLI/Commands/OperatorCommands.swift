@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import JobRunnerCore
 import JobRunnerLMDB
+import JobRunnerShell
 
 /// `jobrunner suspend PIPELINE`: one more level of suspension (SPEC 5.3).
 struct SuspendCommand: ParsableCommand {
@@ -100,17 +101,22 @@ extension JobActionCommand {
             guard let current = try store.snapshot(runID: snapshot.run.id) else {
                 throw ExitCode(ExitStatus.failed)
             }
-            let (result, changes) = OfflineOperator.apply(request, to: current, now: Date())
+            let (result, decision) = OfflineOperator.apply(request, to: current, now: Date())
             switch result {
             case .refused(let why):
                 printError("jobrunner: cannot \(Self.kind.rawValue) \(job): \(why)")
                 throw ExitCode(ExitStatus.failed)
             case .applied(let what):
-                try await store.commit(changes)
-                print(
-                    what
-                        + (changes.contains { if case .putRun = $0 { true } else { false } }
-                            ? "; the next `jobrunner run` resumes run \(current.run.id)" : ""))
+                try await store.commit(decision.changes)
+                // A dead runner may have left the attempt's processes behind.
+                for case .endAttempt(let jobID, let attempt, let pid, let startTime) in decision.effects {
+                    await ProcessGroups().terminate(
+                        Orphan(
+                            runID: current.run.id, jobID: jobID, attempt: attempt, pid: pid,
+                            startTime: startTime))
+                }
+                let reopened = decision.changes.contains { if case .putRun = $0 { true } else { false } }
+                print(what + (reopened ? "; the next `jobrunner run` resumes run \(current.run.id)" : ""))
             case .terminating:
                 throw ExitCode(ExitStatus.failed)
             }

@@ -7,7 +7,7 @@ struct StatusReport {
         var record: JobRecord
         /// The state shown: a pending job that waits on something shows as `waiting`.
         var state: JobState
-        var reason: String?
+        var reason: JobReason?
         var words: String
     }
 
@@ -47,44 +47,10 @@ struct StatusReport {
     private static func row(for record: JobRecord, jobs: [String: JobRecord], suspended: Int) -> Row {
         switch record.state {
         case .pending, .waiting:
-            if let need = record.needs.first(where: { jobs[$0]?.state.satisfiesNeeds != true }) {
-                let needState = jobs[need]?.state.rawValue ?? "unknown"
-                return Row(
-                    record: record, state: .waiting, reason: "needs:\(need)",
-                    words: "waiting for \(need) (\(needState))")
-            }
-            if record.reason == "backoff", let next = record.nextAttemptAt {
-                let of = record.maxAttempts.map { " of \($0)" } ?? ""
-                return Row(
-                    record: record, state: .waiting, reason: "backoff",
-                    words: "backoff until \(Timestamps.clock(next)) (attempt \(record.attempts + 1)\(of))")
-            }
-            if let reason = record.reason, reason.hasPrefix("constraint:") {
-                let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
-                let name = reason.dropFirst("constraint:".count)
-                return Row(
-                    record: record, state: .waiting, reason: reason,
-                    words: "waiting for constraint \(name)\(since)")
-            }
-            if record.reason == "internet" {
-                let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
-                return Row(
-                    record: record, state: .waiting, reason: "internet", words: "waiting for internet\(since)"
-                )
-            }
-            if suspended > 0 {
-                return Row(
-                    record: record, state: .waiting, reason: "suspended",
-                    words: "suspended pipeline \(record.pipeline)")
-            }
-            if record.reason == "interrupted" {
-                return Row(
-                    record: record, state: .waiting, reason: "interrupted",
-                    words: "interrupted; starts again on the next run")
-            }
+            let reason = waitingReason(of: record, jobs: jobs, suspended: suspended)
             return Row(
-                record: record, state: .waiting, reason: "slot",
-                words: "waiting for a slot in pipeline \(record.pipeline)")
+                record: record, state: .waiting, reason: .waiting(reason),
+                words: words(for: reason, record: record, jobs: jobs))
         case .running:
             let since = record.startedAt.map { " since \(Timestamps.clock($0))" } ?? ""
             return Row(
@@ -92,13 +58,58 @@ struct StatusReport {
         case .succeeded:
             return Row(record: record, state: .succeeded, reason: nil, words: duration(record))
         case .failed:
+            let attempts = "\(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
             return Row(
                 record: record, state: .failed, reason: record.reason,
-                words:
-                    "\(record.reason ?? "failed") after \(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
-            )
+                words: "\(record.reason?.words ?? "failed") after \(attempts)")
         case .skipped, .blocked, .cancelled:
-            return Row(record: record, state: record.state, reason: record.reason, words: record.reason ?? "")
+            return Row(
+                record: record, state: record.state, reason: record.reason, words: record.reason?.words ?? "")
+        }
+    }
+
+    /// What a job that is not running nor final waits for now: an unmet need first, then what
+    /// its record says, then its pipeline's suspension, else a slot.
+    private static func waitingReason(of record: JobRecord, jobs: [String: JobRecord], suspended: Int)
+        -> WaitingReason
+    {
+        if let need = record.needs.first(where: { jobs[$0]?.state.satisfiesNeeds != true }) {
+            return .needs(need)
+        }
+        switch record.waitingReason {
+        case .backoff where record.nextAttemptAt != nil: return .backoff
+        case .constraint(let name): return .constraint(name)
+        case .internet: return .internet
+        default: break
+        }
+        if suspended > 0 { return .suspended }
+        if record.waitingReason == .interrupted { return .interrupted }
+        return .slot
+    }
+
+    private static func words(for reason: WaitingReason, record: JobRecord, jobs: [String: JobRecord])
+        -> String
+    {
+        let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
+        switch reason {
+        case .needs(let need):
+            return "waiting for \(need) (\(jobs[need]?.state.rawValue ?? "unknown"))"
+        case .backoff:
+            let next = record.nextAttemptAt.map(Timestamps.clock) ?? "?"
+            let of = record.maxAttempts.map { " of \($0)" } ?? ""
+            return "backoff until \(next) (attempt \(record.attempts + 1)\(of))"
+        case .constraint(let name):
+            return "waiting for constraint \(name)\(since)"
+        case .internet:
+            return "waiting for internet\(since)"
+        case .suspended:
+            return "suspended pipeline \(record.pipeline)"
+        case .interrupted:
+            return "interrupted; starts again on the next run"
+        case .slot:
+            return "waiting for a slot in pipeline \(record.pipeline)"
+        case .schedule:
+            return "waiting for its next scheduled date"
         }
     }
 
@@ -160,7 +171,7 @@ struct StatusReport {
             let outputs = (snapshot.outputs[record.jobID] ?? [:]).mapValues(JSONValue.string)
             return
                 "{\"id\": \(JSONValue.quote(record.jobID)), \"pipeline\": \(JSONValue.quote(record.pipeline)), "
-                + "\"state\": \(JSONValue.quote(row.state.rawValue)), \"reason\": \(string(row.reason)), "
+                + "\"state\": \(JSONValue.quote(row.state.rawValue)), \"reason\": \(string(row.reason?.words)), "
                 + "\"attempts\": \(record.attempts), \"exitCode\": \(record.exitCode.map(String.init) ?? "null"), "
                 + "\"startedAt\": \(date(record.startedAt)), \"finishedAt\": \(date(record.finishedAt)), "
                 + "\"nextAttemptAt\": \(date(record.nextAttemptAt)), \"outputs\": \(JSONValue.object(outputs).jsonText)}"

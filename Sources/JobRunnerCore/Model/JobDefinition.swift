@@ -128,3 +128,10 @@ public struct JobDefinition: Sendable, Hashable {
         self.pluginLocations = pluginLocations
     }
 }
+
+extension JobDefinition {
+    /// Whether its handler runs inside the runner's process: an in-process plugin call.
+    public var runsInRunner: Bool {
+        if case .plugin = handler { isolation == .inprocess } else { false }
+    }
+}

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How often a job is attempted and how long it waits between attempts (SPEC 5.4).
 public struct RetryPolicy: Sendable, Hashable {
     /// How the delay grows from one attempt to the next.
@@ -66,6 +68,41 @@ public struct RetryPolicy: Sendable, Hashable {
         guard let retryOn else { return true }
         guard let exitCode else { return false }
         return exitCode == Self.tempFailExitCode || retryOn.contains(exitCode)
+    }
+}
+
+/// What follows a failed attempt: another one at a date, or none.
+public enum RetryDecision: Sendable, Hashable {
+    /// Another attempt after `delay`.
+    case retry(after: Duration)
+    /// No more attempts: the job has failed.
+    case giveUp
+}
+
+extension RetryPolicy {
+    /// Decides what follows a failed attempt, in one place: the attempt budget and `retry.on`,
+    /// then the delay (a handler's `retry-after` replaces the backoff), then `maxElapsed`.
+    /// - Parameters:
+    ///   - countedAttempts: attempts made so far that count against the budget.
+    ///   - exitCode: what `retry.on` judges; nil when the attempt did not exit on its own.
+    ///   - retryAfter: a delay the handler asked for (`retry-after=`), instead of the backoff.
+    ///   - firstStartedAt: when the job's first attempt started, for `maxElapsed`.
+    ///   - now: when the attempt failed.
+    ///   - random: jitter's source.
+    public func decide(
+        countedAttempts: Int, exitCode: Int32?, retryAfter: Duration?, firstStartedAt: Date?, now: Date,
+        random: inout some RandomSource
+    ) -> RetryDecision {
+        guard allowsAnotherAttempt(countedAttempts: countedAttempts, exitCode: exitCode) else {
+            return .giveUp
+        }
+        let delay = retryAfter ?? self.delay(afterAttempt: countedAttempts, random: &random)
+        if let maxElapsed, let firstStartedAt,
+            now.addingTimeInterval(delay.seconds).timeIntervalSince(firstStartedAt) > maxElapsed.seconds
+        {
+            return .giveUp
+        }
+        return .retry(after: delay)
     }
 }
 

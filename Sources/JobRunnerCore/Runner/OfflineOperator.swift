@@ -1,39 +1,32 @@
 import Foundation
 
-/// Applies an operator request to a run that no runner works on: the same rules the live
-/// runner applies (``Scheduler``), on the stored records alone.
+/// Applies an operator request to a run that no runner works on, through the same
+/// ``Scheduler`` inputs a live runner feeds it: the scheduler is told the runner is stopped, then
+/// the request; a running attempt it wants ended has no runner to end it, so its end comes at
+/// once, `interrupted`.
 public enum OfflineOperator {
-    /// The result and the changes to commit. A finished run that gets open jobs again is
-    /// reopened (`stopped`), so the next `jobrunner run` resumes it (SPEC 5.9).
+    /// The result and what to do: the changes to commit (a finished run that gets open jobs again
+    /// is reopened as `stopped`, so the next `jobrunner run` resumes it, SPEC 5.9), and effects,
+    /// of which `endAttempt` names processes a dead runner may have left.
     public static func apply(_ request: OperatorRequest, to snapshot: RunSnapshot, now: Date)
-        -> (result: OperatorResult, changes: [StoreChange])
+        -> (result: OperatorResult, decision: Decision)
     {
-        let run = snapshot.run
-        let definitions = run.jobIDs.compactMap { id -> JobDefinition? in
-            guard let record = snapshot.jobs[id] else { return nil }
-            return JobDefinition(
-                id: id, handler: .shell(""), pipeline: record.pipeline, needs: record.needs,
-                retry: RetryPolicy(attempts: record.maxAttempts))
-        }
-        let pipelines = run.pipelineLimits.map { PipelineDefinition(name: $0.key, maxConcurrent: $0.value) }
         var scheduler = Scheduler(
-            workload: Workload(jobs: definitions, pipelines: pipelines), runID: run.id, jobs: snapshot.jobs,
-            outputs: snapshot.outputs, suspended: [:], maxRunning: nil, logDirectory: "", now: now)
-        _ = scheduler.takeBatch()
-        var result = scheduler.apply(request, now: now)
-        if case .terminating(let id) = result {
-            // Its runner is gone; the next runner ends any process the attempt left behind.
-            scheduler.stopRequests[id] = nil
-            scheduler.finishByOperator(id, kind: request.kind, now: now)
-            result = .applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")")
+            plan: RunPlan(stored: snapshot), run: snapshot.run, jobs: snapshot.jobs,
+            attempts: snapshot.attempts,
+            outputs: snapshot.outputs, options: SchedulerOptions(logDirectory: ""),
+            random: SeededRandomSource(seed: 0), now: now)
+        var decision = scheduler.handle([.stop, .operatorRequests([request], stored: false)], now: now)
+        let result = decision.answers.first?.result ?? .refused("the request was not taken")
+        if case .terminating(let id) = result, let attempt = scheduler.runningAttempt(id) {
+            decision.append(
+                scheduler.handle(
+                    .attemptEnded(
+                        jobID: id, attempt: attempt.number,
+                        AttemptResult(outcome: .interrupted, reason: "its runner is gone")),
+                    now: now))
+            return (.applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")"), decision)
         }
-        var changes = scheduler.takeBatch().changes
-        if run.state.isFinal && !scheduler.isFinished {
-            var reopened = run
-            reopened.state = .stopped
-            reopened.finishedAt = nil
-            changes.append(.putRun(reopened))
-        }
-        return (result, changes)
+        return (result, decision)
     }
 }

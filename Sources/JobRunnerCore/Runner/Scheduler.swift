@@ -1,242 +1,279 @@
 import Foundation
 
-/// Something the runner does once a batch of changes is durable.
-enum Effect: Sendable {
-    case emit(RunEvent)
-    case start(jobID: String, attempt: Int)
-    /// Run the `check` of each of the job's constraints.
-    case check(jobID: String)
-    /// Run a constraint's `satisfy`.
-    case satisfy(constraint: String)
-}
+/// The runner's decisions as a state machine: it is told what happened (``SchedulerInput``)
+/// and answers with the changes to store and the effects to perform once they are durable
+/// (``Decision``). It does no I/O, reads no clock and draws no random number of its own, so a
+/// test drives it input by input and reads its decisions.
+///
+/// It owns the run's records: jobs, the attempts that run, outputs, the run itself. The
+/// ``Runner`` performs its effects and feeds their results back; crash recovery and the
+/// operator commands that act with no runner use the same inputs.
+public struct Scheduler {
+    /// How many runner deaths in a row during the attempts of a job that runs inside the runner
+    /// (an in-process plugin) make the job `failed` with reason `crashed the runner` instead of
+    /// starting it again (SPEC 5.9).
+    public static let crashLoopLimit = 3
 
-/// The runner's decisions, as pure state: which jobs are ready, which start next, what a
-/// finished attempt means for the job and its dependents. Every decision appends the
-/// changes to store and the effects to perform once they are durable; nothing here does I/O,
-/// so every rule is testable without a clock or a process.
-struct Scheduler {
-    let workload: Workload
-    let runID: String
-    let maxRunning: Int?
-    let logDirectory: String
-
-    var jobs: [String: JobRecord]
-    private(set) var outputs: [String: [String: String]]
-    var suspended: [String: Int]
-    private(set) var runningPerPipeline: [String: Int] = [:]
-    private(set) var runningTotal = 0
-    var finalCount = 0
-
+    private let plan: RunPlan
+    private let options: SchedulerOptions
+    /// The run as stored.
+    public private(set) var run: RunRecord
+    private var jobs: [String: JobRecord]
+    /// The attempt record of each running job, from its start to its end.
+    private var attempts: [String: AttemptRecord] = [:]
+    /// Running attempts whose pid is not stored yet: it rides with the next commit.
+    private var unsavedAttempts: [String] = []
+    private var outputs: [String: [String: String]]
+    private var lanes: PipelineLanes
+    private var gate = ConstraintGate()
     /// Per job: needs not yet succeeded or skipped.
-    var unmetNeeds: [String: Int] = [:]
-    /// Per pipeline: ready job ids, best first (priority, then load order).
-    var ready: [String: ReadyQueue] = [:]
-    /// Jobs waiting for a backoff delay, with their due date.
-    var delayed: [String: Date] = [:]
-    /// Per sequential pipeline: count of non-final jobs by file index.
-    var openByFile: [String: [Int: Int]] = [:]
-    let dependents: [String: [String]]
+    private var unmetNeeds: [String: Int] = [:]
+    private var finalCount = 0
+    private var online = true
+    private var stopping = false
+    /// Running jobs an operator asked to cancel or skip: their attempt is being ended.
+    private var stopRequests: [String: OperatorRequest.Kind] = [:]
+    private var handledRequests = Set<UInt64>()
+    private var random: AnyRandomSource
+    /// What the input being handled decided so far.
+    private var decision = Decision()
 
-    /// What the connectivity probe last said (SPEC 5.5).
-    var online = true
-
-    /// Jobs whose constraints are being checked (no attempt, no slot).
-    var checking = Set<String>()
-    /// Jobs whose constraints held (or were just satisfied): their next start skips the check.
-    var cleared = Set<String>()
-    /// Jobs waiting for each constraint's `satisfy`, and the constraints whose `satisfy` runs.
-    var waitingOnConstraint: [String: [String]] = [:]
-    var satisfying = Set<String>()
-
-    /// Running jobs an operator asked to cancel or skip: their attempt is being terminated.
-    var stopRequests: [String: OperatorRequest.Kind] = [:]
-
-    /// Changes and effects decided since the last `takeBatch()`.
-    private(set) var changes: [StoreChange] = []
-    var effects: [Effect] = []
-
-    init(
-        workload: Workload, runID: String, jobs: [String: JobRecord], outputs: [String: [String: String]],
-        suspended: [String: Int], maxRunning: Int?, logDirectory: String, now: Date
+    /// A scheduler for stored records. Running jobs keep their attempt running until it ends
+    /// (or `runnerDied` says it never will).
+    /// - Parameters:
+    ///   - attempts: the runs' attempts by job id; the last one without an outcome of each
+    ///     running job is its running attempt.
+    ///   - suspended: the pipelines' persisted suspend counts.
+    ///   - random: jitter's source.
+    public init(
+        plan: RunPlan, run: RunRecord, jobs: [String: JobRecord], attempts: [String: [AttemptRecord]] = [:],
+        outputs: [String: [String: String]] = [:], suspended: [String: Int] = [:], options: SchedulerOptions,
+        random: any RandomSource, now: Date
     ) {
-        self.workload = workload
-        self.runID = runID
+        self.plan = plan
+        self.options = options
+        self.run = run
         self.jobs = jobs
         self.outputs = outputs
-        self.suspended = suspended
-        self.maxRunning = maxRunning
-        self.logDirectory = logDirectory
-        self.dependents = workload.dependents()
-        for job in workload.jobs {
-            guard let record = jobs[job.id] else { continue }
+        self.random = AnyRandomSource(random)
+        self.lanes = PipelineLanes(plan: plan, maxRunning: options.maxRunning, suspended: suspended)
+        for job in plan.jobs {
+            guard var record = jobs[job.id] else { continue }
+            // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.
+            record.needs = job.needs
+            record.maxAttempts = job.retry.attempts
+            record.pipeline = job.pipeline
+            self.jobs[job.id] = record
             if record.state.isFinal {
                 finalCount += 1
                 continue
             }
-            if workload.pipelines[job.pipeline]?.order == .sequential {
-                openByFile[job.pipeline, default: [:]][job.fileIndex, default: 0] += 1
-            }
+            lanes.opened(job)
             unmetNeeds[job.id] = job.needs.filter { jobs[$0]?.state.satisfiesNeeds != true }.count
+            if record.state == .running {
+                lanes.attemptStarted(job)
+                self.attempts[job.id] =
+                    attempts[job.id]?.last { $0.outcome == nil && $0.number == record.attempts }
+                    ?? AttemptRecord(
+                        jobID: job.id, number: record.attempts, startedAt: record.startedAt ?? now,
+                        logPath: logPath(job.id, attempt: record.attempts))
+            }
         }
-        for job in workload.jobs {
-            guard let record = jobs[job.id], !record.state.isFinal else { continue }
-            if job.needs.contains(where: { need in
-                guard let state = jobs[need]?.state else { return false }
-                return state.isFinal && !state.satisfiesNeeds
+        for job in plan.jobs {
+            guard let record = self.jobs[job.id], !record.state.isFinal else { continue }
+            // A need that ended badly while no runner was there to block this job.
+            if let failedNeed = job.needs.first(where: { need in
+                self.jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
             }) {
-                // A need ended badly while no runner was there to block this job.
-                let failedNeed = job.needs.first { need in
-                    jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-                }
-                block(job.id, because: failedNeed ?? "", now: now)
+                block([(job.id, failedNeed)], now: now)
                 continue
             }
-            makeReadyIfDue(job.id)
+            makeReadyIfDue(job)
         }
     }
 
-    var isFinished: Bool { finalCount == workload.jobs.count }
+    // MARK: What it is asked
 
-    /// The earliest date a delayed job becomes due.
-    var nextWakeDate: Date? { delayed.values.min() }
+    /// Whether every job of the run is final.
+    public var isFinished: Bool { finalCount == plan.jobs.count }
 
-    mutating func takeBatch() -> (changes: [StoreChange], effects: [Effect]) {
-        defer {
-            changes = []
-            effects = []
-        }
-        return (changes, effects)
+    /// Whether nothing runs: no attempt, no constraint check or `satisfy`.
+    public var isIdle: Bool { lanes.runningCount == 0 && !gate.isBusy }
+
+    /// How many attempts run.
+    public var runningCount: Int { lanes.runningCount }
+
+    /// When the next held-back job becomes due: the runner sends a `tick` then.
+    public var nextWakeDate: Date? { stopping ? nil : lanes.nextDueDate }
+
+    /// A job's record.
+    public func record(_ id: String) -> JobRecord? { jobs[id] }
+
+    /// The running attempt of a job.
+    public func runningAttempt(_ id: String) -> AttemptRecord? { attempts[id] }
+
+    /// How many jobs are in each state.
+    public var counts: [JobState: Int] {
+        var counts: [JobState: Int] = [:]
+        for record in jobs.values { counts[record.state, default: 0] += 1 }
+        return counts
     }
 
-    mutating func append(_ change: StoreChange) { changes.append(change) }
-    mutating func emit(_ event: RunEvent) { effects.append(.emit(event)) }
+    // MARK: Inputs
 
-    // MARK: Readiness
+    /// Takes one input; returns what it decided.
+    public mutating func handle(_ input: SchedulerInput, now: Date) -> Decision {
+        handle([input], now: now)
+    }
 
-    mutating func makeReadyIfDue(_ id: String) {
-        guard let record = jobs[id], !record.state.isFinal, record.state != .running,
-            unmetNeeds[id, default: 0] == 0, let job = workload.job(id)
+    /// Takes several inputs that arrived together, then starts what may start; returns what
+    /// they decided, in order.
+    public mutating func handle(_ inputs: [SchedulerInput], now: Date) -> Decision {
+        for input in inputs { take(input, now: now) }
+        if !stopping {
+            lanes.releaseDue(now: now)
+            startReadyJobs(now: now)
+        }
+        return takeDecision()
+    }
+
+    private mutating func take(_ input: SchedulerInput, now: Date) {
+        switch input {
+        case .attemptSpawned(let jobID, let attempt, let pid, let startTime):
+            attemptSpawned(jobID, attempt: attempt, pid: pid, startTime: startTime)
+        case .attemptEnded(let jobID, let attempt, let result):
+            attemptEnded(jobID, attempt: attempt, result: result, now: now)
+        case .operatorRequests(let requests, let stored):
+            for request in requests {
+                if handledRequests.insert(request.id).inserted {
+                    let result = apply(request, now: now)
+                    decision.answers.append(OperatorAnswer(request: request, result: result))
+                }
+                if stored { decision.changes.append(.deleteRequest(runID: run.id, id: request.id)) }
+            }
+            reopenRunIfNeeded()
+        case .suspensions(let counts):
+            let changed = lanes.setSuspensions(counts)
+            for name in changed.suspended {
+                emit(RunEvent(time: now, run: run.id, kind: .suspended, pipeline: name))
+            }
+            for name in changed.resumed {
+                emit(RunEvent(time: now, run: run.id, kind: .resumed, pipeline: name))
+            }
+        case .tick:
+            break
+        case .connectivity(let value):
+            setOnline(value, now: now)
+        case .constraintsChecked(let jobID, let failed):
+            constraintsChecked(jobID, failed: failed, now: now)
+        case .satisfyEnded(let name, let outcome):
+            satisfyEnded(name, outcome: outcome, now: now)
+        case .runnerDied:
+            runnerDied(now: now)
+        case .stop:
+            stopping = true
+        }
+    }
+
+    /// The run's final record once every job is final (or `stopped` after a clean stop), and
+    /// its `run-finished` event.
+    public mutating func close(now: Date) -> Decision {
+        if isFinished {
+            let counts = self.counts
+            let failed =
+                counts[.failed, default: 0] + counts[.blocked, default: 0] + counts[.cancelled, default: 0]
+            run.state = failed > 0 ? .failed : .succeeded
+            run.finishedAt = now
+        } else {
+            run.state = .stopped
+        }
+        decision.changes.append(.putRun(run))
+        emit(RunEvent(time: now, run: run.id, kind: .runFinished, state: run.state.rawValue))
+        return takeDecision()
+    }
+
+    private mutating func takeDecision() -> Decision {
+        if !unsavedAttempts.isEmpty && !decision.changes.isEmpty {
+            let saved = unsavedAttempts.compactMap { attempts[$0] }.map {
+                StoreChange.putAttempt(runID: run.id, $0)
+            }
+            decision.changes.insert(contentsOf: saved, at: 0)
+            unsavedAttempts.removeAll()
+        }
+        defer { decision = Decision() }
+        return decision
+    }
+
+    private mutating func emit(_ event: RunEvent) { decision.effects.append(.emit(event)) }
+
+    private mutating func put(_ record: JobRecord) {
+        jobs[record.jobID] = record
+        decision.changes.append(.putJob(runID: run.id, record))
+    }
+
+    private func logPath(_ jobID: String, attempt: Int) -> String {
+        "\(options.logDirectory)/\(run.id)/\(jobID)/\(attempt).log"
+    }
+
+    // MARK: Readiness and starts
+
+    private mutating func makeReadyIfDue(_ job: RunPlan.Job) {
+        guard let record = jobs[job.id], !record.state.isFinal, record.state != .running,
+            unmetNeeds[job.id, default: 0] == 0, !lanes.isDelayed(job.id)
         else { return }
-        if let due = record.nextAttemptAt, delayed[id] == nil, record.state == .waiting,
-            record.reason == "backoff"
-        {
-            delayed[id] = due
+        if record.state == .waiting, record.waitingReason == .backoff, let due = record.nextAttemptAt {
+            lanes.delay(job, until: due)
             return
         }
-        guard delayed[id] == nil else { return }
-        insertReady(job)
-    }
-
-    mutating func insertReady(_ job: JobDefinition) {
-        let sequential = workload.pipelines[job.pipeline]?.order == .sequential
-        ready[job.pipeline, default: ReadyQueue()].insert(
-            job.id, priority: job.priority, order: workload.order(of: job.id) ?? 0,
-            file: sequential ? job.fileIndex : 0)
-    }
-
-    /// Moves delayed jobs whose date has come to the ready queues.
-    mutating func releaseDelayed(now: Date) {
-        for (id, due) in delayed where due <= now {
-            delayed[id] = nil
-            if let job = workload.job(id) { insertReady(job) }
-        }
-    }
-
-    private func pipelineHasSlot(_ name: String) -> Bool {
-        let limit = workload.pipelines[name]?.maxConcurrent ?? PipelineDefinition.defaultMaxConcurrent
-        return limit == 0 || runningPerPipeline[name, default: 0] < limit
-    }
-
-    /// The best ready job of pipeline `name` that may start now, left in its queue.
-    private mutating func startableJob(in name: String) -> String? {
-        guard ready[name]?.isEmpty == false else { return nil }
-        if !online && workload.pipelines[name]?.requiresInternet == true { return nil }
-        var currentFile: Int?
-        if workload.pipelines[name]?.order == .sequential, let openFiles = openByFile[name] {
-            currentFile = openFiles.filter({ $0.value > 0 }).keys.min()
-        }
-        if online {
-            // Sequential queues put earlier files first: the best job is of the open file or none is.
-            guard let id = ready[name]?.first() else { return nil }
-            if let currentFile, workload.job(id)?.fileIndex != currentFile { return nil }
-            return id
-        }
-        let workload = self.workload
-        return ready[name]?.first { id in
-            guard let job = workload.job(id) else { return false }
-            if let currentFile, job.fileIndex != currentFile { return false }
-            return !workload.requiresInternet(job)
-        }
+        lanes.makeReady(job)
     }
 
     /// While offline, records each ready job that needs the internet as waiting for it.
     private mutating func markInternetWaiters(now: Date) {
-        for (_, queue) in ready {
-            let newlyWaiting = queue.ids.filter { id in
-                guard let job = workload.job(id) else { return false }
-                return jobs[id]?.reason != "internet" && workload.requiresInternet(job)
-            }
-            for id in newlyWaiting.sorted(by: {
-                (workload.order(of: $0) ?? 0) < (workload.order(of: $1) ?? 0)
-            }) {
-                guard var record = jobs[id] else { continue }
-                record.state = .waiting
-                record.reason = "internet"
-                record.waitingSince = now
-                jobs[id] = record
-                changes.append(.putJob(runID: runID, record))
-                emit(RunEvent(time: now, run: runID, job: id, kind: .waiting, reason: "internet"))
-            }
+        let waiters = lanes.readyJobs.filter { id in
+            guard let job = plan.job(id), job.requiresInternet else { return false }
+            return jobs[id]?.waitingReason != .internet
+        }
+        for id in waiters.sorted(by: { plan.order(of: $0) < plan.order(of: $1) }) {
+            guard var record = jobs[id] else { continue }
+            record.state = .waiting
+            record.reason = .waiting(.internet)
+            record.waitingSince = now
+            put(record)
+            emit(
+                RunEvent(
+                    time: now, run: run.id, job: id, kind: .waiting, reason: WaitingReason.internet.words))
         }
     }
 
-    /// Takes the probe's answer; pipelines that need the internet are reported suspended or
-    /// resumed when it changes.
-    mutating func setOnline(_ value: Bool, now: Date) {
+    private mutating func setOnline(_ value: Bool, now: Date) {
         guard value != online else { return }
         online = value
-        for name in workload.pipelines.keys.sorted() where workload.pipelines[name]?.requiresInternet == true
-        {
+        for name in plan.pipelines.keys.sorted() where plan.pipelines[name]?.requiresInternet == true {
             emit(
                 RunEvent(
-                    time: now, run: runID, kind: value ? .resumed : .suspended, reason: "internet",
+                    time: now, run: run.id, kind: value ? .resumed : .suspended,
+                    reason: WaitingReason.internet.words,
                     pipeline: name))
         }
     }
 
     /// Starts every ready job that a slot allows, best first.
-    mutating func startReadyJobs(now: Date) {
+    private mutating func startReadyJobs(now: Date) {
         if !online { markInternetWaiters(now: now) }
-        while maxRunning.map({ runningTotal < $0 }) ?? true {
-            var best: (pipeline: String, job: JobDefinition)?
-            for name in ready.keys.sorted() {
-                guard suspended[name, default: 0] == 0, pipelineHasSlot(name),
-                    let id = startableJob(in: name), let job = workload.job(id)
-                else { continue }
-                if let current = best {
-                    let better =
-                        job.priority > current.job.priority
-                        || (job.priority == current.job.priority
-                            && (workload.order(of: job.id) ?? 0) < (workload.order(of: current.job.id) ?? 0))
-                    if !better { continue }
-                }
-                best = (name, job)
-            }
-            guard let chosen = best else { return }
-            ready[chosen.pipeline]?.remove(chosen.job.id)
-            if !chosen.job.constraints.isEmpty && !cleared.contains(chosen.job.id) {
+        let online = self.online
+        while let job = lanes.takeNext(online: online, allowed: { !$0.requiresInternet }) {
+            if gate.mustCheck(job) {
                 // Constraints are checked before an attempt exists (SPEC 5.6); the job takes no
                 // slot meanwhile and comes back to its queue when they hold.
-                checking.insert(chosen.job.id)
-                effects.append(.check(jobID: chosen.job.id))
+                decision.effects.append(.checkConstraints(jobID: job.id, constraints: job.constraints))
                 continue
             }
-            cleared.remove(chosen.job.id)
-            start(chosen.job, now: now)
+            start(job, now: now)
         }
     }
 
-    private mutating func start(_ job: JobDefinition, now: Date) {
+    private mutating func start(_ job: RunPlan.Job, now: Date) {
         guard var record = jobs[job.id] else { return }
         record.attempts += 1
         record.state = .running
@@ -247,41 +284,50 @@ struct Scheduler {
         record.waitingSince = nil
         record.exitCode = nil
         if record.firstStartedAt == nil { record.firstStartedAt = now }
-        jobs[job.id] = record
-        runningPerPipeline[job.pipeline, default: 0] += 1
-        runningTotal += 1
+        put(record)
+        lanes.attemptStarted(job)
         let attempt = AttemptRecord(
             jobID: job.id, number: record.attempts, startedAt: now,
-            logPath: logPath(job: job.id, attempt: record.attempts))
-        changes.append(.putJob(runID: runID, record))
-        changes.append(.putAttempt(runID: runID, attempt))
-        emit(RunEvent(time: now, run: runID, job: job.id, attempt: record.attempts, kind: .started))
-        effects.append(.start(jobID: job.id, attempt: record.attempts))
+            logPath: logPath(job.id, attempt: record.attempts))
+        attempts[job.id] = attempt
+        decision.changes.append(.putAttempt(runID: run.id, attempt))
+        emit(RunEvent(time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .started))
+        var needed: [String: [String: String]] = [:]
+        for need in job.needs {
+            if let values = outputs[need] { needed[need] = values }
+        }
+        decision.effects.append(
+            .startAttempt(
+                AttemptOrder(
+                    jobID: job.id, attempt: record.attempts, logPath: attempt.logPath ?? "",
+                    neededOutputs: needed)))
     }
 
-    func logPath(job: String, attempt: Int) -> String {
-        "\(logDirectory)/\(runID)/\(job)/\(attempt).log"
+    // MARK: Attempts
+
+    private mutating func attemptSpawned(_ jobID: String, attempt number: Int, pid: Int32, startTime: UInt64?)
+    {
+        guard var attempt = attempts[jobID], attempt.number == number else { return }
+        attempt.pid = pid
+        attempt.pidStartTime = startTime
+        attempts[jobID] = attempt
+        // The pid rides along with the next commit instead of costing one of its own: after a
+        // crash the attempt is also found by its environment.
+        unsavedAttempts.append(jobID)
     }
 
-    // MARK: Results
-
-    /// Applies a finished attempt: the attempt's outcome, the job's next state, its dependents.
-    /// - Parameter stopping: the runner is stopping cleanly, so an interrupted attempt does not
-    ///   count against the job's retry budget.
-    mutating func finish(
-        jobID: String, attempt number: Int, result: AttemptResult, attemptRecord: AttemptRecord?,
-        now: Date, stopping: Bool, random: inout some RandomSource
-    ) {
-        guard var record = jobs[jobID], let job = workload.job(jobID), record.state == .running,
+    /// Applies a finished attempt: its outcome, the job's next state, its dependents.
+    private mutating func attemptEnded(_ jobID: String, attempt number: Int, result: AttemptResult, now: Date)
+    {
+        guard var record = jobs[jobID], let job = plan.job(jobID), record.state == .running,
             record.attempts == number
         else { return }
-        runningPerPipeline[job.pipeline, default: 1] -= 1
-        runningTotal -= 1
+        lanes.attemptEnded(job)
         var attempt =
-            attemptRecord
+            attempts.removeValue(forKey: jobID)
             ?? AttemptRecord(
                 jobID: jobID, number: number, startedAt: record.startedAt ?? now,
-                logPath: logPath(job: jobID, attempt: number))
+                logPath: logPath(jobID, attempt: number))
         attempt.outcome = result.outcome
         attempt.finishedAt = now
         attempt.exitCode = result.exitCode
@@ -291,33 +337,24 @@ struct Scheduler {
         record.crashedInARow = 0
         if let kind = stopRequests.removeValue(forKey: jobID), result.outcome != .succeeded {
             attempt.outcome = .interrupted
-            attempt.reason = kind == .cancel ? "cancelled by operator" : "skipped by operator"
-            changes.append(.putAttempt(runID: runID, attempt))
+            attempt.reason = EndReason.byOperator(kind).words
+            decision.changes.append(.putAttempt(runID: run.id, attempt))
             jobs[jobID] = record
-            finishByOperator(jobID, kind: kind, now: now)
+            finishByOperator(job, kind: kind, now: now)
             return
         }
-        changes.append(.putAttempt(runID: runID, attempt))
+        decision.changes.append(.putAttempt(runID: run.id, attempt))
 
-        if [.failed, .timeout, .tempfail].contains(result.outcome) && !online
-            && workload.requiresInternet(job)
-        {
+        if [.failed, .timeout, .tempfail].contains(result.outcome) && !online && job.requiresInternet {
             // Failing while offline says nothing about the job: it waits for the internet again,
             // and the attempt does not count (SPEC 5.5).
             emit(
                 RunEvent(
-                    time: now, run: runID, job: jobID, attempt: number, kind: .failed,
-                    reason: result.reason, exitCode: result.exitCode))
+                    time: now, run: run.id, job: jobID, attempt: number, kind: .failed,
+                    reason: EndReason(result).words, exitCode: result.exitCode))
             record.uncountedAttempts += 1
-            record.state = .waiting
-            record.reason = "internet"
-            record.waitingSince = now
-            jobs[jobID] = record
-            changes.append(.putJob(runID: runID, record))
-            emit(
-                RunEvent(
-                    time: now, run: runID, job: jobID, attempt: number, kind: .waiting, reason: "internet"))
-            insertReady(job)
+            wait(&record, for: .internet, attempt: number, now: now)
+            lanes.makeReady(job)
             return
         }
 
@@ -325,42 +362,40 @@ struct Scheduler {
         case .succeeded, .skipped:
             if !result.outputs.isEmpty {
                 outputs[jobID] = result.outputs
-                changes.append(.putOutputs(runID: runID, jobID: jobID, occurrence: "", result.outputs))
+                decision.changes.append(
+                    .putOutputs(runID: run.id, jobID: jobID, occurrence: "", result.outputs))
             }
             record.state = result.outcome == .succeeded ? .succeeded : .skipped
-            record.reason = result.outcome == .skipped ? (result.reason ?? "skipped") : nil
+            record.reason = result.outcome == .skipped ? .ended(EndReason(result)) : nil
             record.finishedAt = now
             commitFinal(record, job: job)
             for key in result.outputs.keys.sorted() {
                 emit(
                     RunEvent(
-                        time: now, run: runID, job: jobID, attempt: number, kind: .output, key: key,
+                        time: now, run: run.id, job: jobID, attempt: number, kind: .output, key: key,
                         value: result.outputs[key]))
             }
             emit(
                 RunEvent(
-                    time: now, run: runID, job: jobID, attempt: number,
-                    kind: result.outcome == .succeeded ? .succeeded : .skipped, reason: record.reason))
-            for dependent in dependents[jobID] ?? [] {
-                unmetNeeds[dependent, default: 1] -= 1
-                if unmetNeeds[dependent] == 0 { makeReadyIfDue(dependent) }
-            }
+                    time: now, run: run.id, job: jobID, attempt: number,
+                    kind: result.outcome == .succeeded ? .succeeded : .skipped, reason: record.reason?.words))
+            releaseDependents(of: jobID)
         case .interrupted:
             record.uncountedAttempts += 1
             record.state = .waiting
-            record.reason = "interrupted"
-            jobs[jobID] = record
-            changes.append(.putJob(runID: runID, record))
+            record.reason = .waiting(.interrupted)
+            put(record)
             emit(
                 RunEvent(
-                    time: now, run: runID, job: jobID, attempt: number, kind: .interrupted,
+                    time: now, run: run.id, job: jobID, attempt: number, kind: .interrupted,
                     reason: result.reason))
-            if !stopping { insertReady(job) }
+            if !stopping { lanes.makeReady(job) }
         case .failed, .timeout, .tempfail:
+            let reason = EndReason(result)
             emit(
                 RunEvent(
-                    time: now, run: runID, job: jobID, attempt: number, kind: .failed,
-                    reason: result.reason, exitCode: result.exitCode))
+                    time: now, run: run.id, job: jobID, attempt: number, kind: .failed, reason: reason.words,
+                    exitCode: result.exitCode))
             // What `retry.on` judges: no code for a timeout; a temporary failure counts as exit
             // 75 even without a process (a plugin's retry), so it is retried like a shell job's.
             let judged: Int32? =
@@ -369,148 +404,312 @@ struct Scheduler {
                 case .tempfail: RetryPolicy.tempFailExitCode
                 default: result.exitCode
                 }
-            record = failAttempt(
-                record, job: job, exitCode: judged,
-                reason: result.reason ?? result.outcome.rawValue, retryAfter: result.retryAfter, now: now,
-                random: &random)
+            failAttempt(
+                record, job: job, judgedExitCode: judged, reason: reason, retryAfter: result.retryAfter,
+                now: now)
         }
     }
 
-    /// Decides whether a failed attempt gets another; records and reports the decision.
-    mutating func failAttempt(
-        _ failed: JobRecord, job: JobDefinition, exitCode: Int32?, reason: String, retryAfter: Duration?,
-        now: Date, random: inout some RandomSource
-    ) -> JobRecord {
+    private mutating func wait(_ record: inout JobRecord, for reason: WaitingReason, attempt: Int?, now: Date)
+    {
+        record.state = .waiting
+        record.reason = .waiting(reason)
+        record.waitingSince = now
+        put(record)
+        emit(
+            RunEvent(
+                time: now, run: run.id, job: record.jobID, attempt: attempt, kind: .waiting,
+                reason: reason.words))
+    }
+
+    /// Decides whether a failed attempt gets another (``RetryPolicy/decide``); records and
+    /// reports the decision.
+    private mutating func failAttempt(
+        _ failed: JobRecord, job: RunPlan.Job, judgedExitCode: Int32?, reason: EndReason,
+        retryAfter: Duration?,
+        now: Date
+    ) {
         var record = failed
-        let policy = job.retry
-        var allowed = policy.allowsAnotherAttempt(countedAttempts: record.countedAttempts, exitCode: exitCode)
-        let delay = retryAfter ?? policy.delay(afterAttempt: record.countedAttempts, random: &random)
-        if allowed, let limit = policy.maxElapsed, let first = record.firstStartedAt,
-            now.addingTimeInterval(delay.seconds).timeIntervalSince(first) > limit.seconds
-        {
-            allowed = false
-        }
-        if allowed {
+        let decision = job.retry.decide(
+            countedAttempts: record.countedAttempts, exitCode: judgedExitCode, retryAfter: retryAfter,
+            firstStartedAt: record.firstStartedAt, now: now, random: &random)
+        switch decision {
+        case .retry(let delay):
             record.state = .waiting
-            record.reason = "backoff"
+            record.reason = .waiting(.backoff)
             record.nextAttemptAt = now.addingTimeInterval(delay.seconds)
-            jobs[job.id] = record
-            changes.append(.putJob(runID: runID, record))
+            put(record)
             emit(
                 RunEvent(
-                    time: now, run: runID, job: job.id, attempt: record.attempts, kind: .retrying,
+                    time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .retrying,
                     delay: delay))
             if delay <= .zero {
                 record.reason = nil
                 record.nextAttemptAt = nil
                 jobs[job.id] = record
-                insertReady(job)
+                lanes.makeReady(job)
             } else {
-                delayed[job.id] = record.nextAttemptAt
+                lanes.delay(job, until: now.addingTimeInterval(delay.seconds))
                 emit(
                     RunEvent(
-                        time: now, run: runID, job: job.id, attempt: record.attempts, kind: .waiting,
-                        reason: "backoff"))
+                        time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .waiting,
+                        reason: WaitingReason.backoff.words))
             }
-        } else {
+        case .giveUp:
             record.state = .failed
-            record.reason = reason
+            record.reason = .ended(reason)
             record.finishedAt = now
             commitFinal(record, job: job)
             blockDependents(of: job.id, now: now)
         }
-        return record
     }
 
-    fileprivate mutating func finalizeRecovered(_ record: JobRecord, job: JobDefinition, now: Date) {
+    private mutating func commitFinal(_ record: JobRecord, job: RunPlan.Job) {
+        let wasFinal = jobs[job.id]?.state.isFinal ?? false
+        put(record)
+        guard !wasFinal else { return }
+        finalCount += 1
+        lanes.closed(job)
+    }
+
+    private mutating func releaseDependents(of id: String) {
+        for dependent in plan.dependents[id] ?? [] {
+            unmetNeeds[dependent, default: 1] -= 1
+            if unmetNeeds[dependent] == 0, let job = plan.job(dependent) { makeReadyIfDue(job) }
+        }
+    }
+
+    private mutating func blockDependents(of id: String, now: Date) {
+        block((plan.dependents[id] ?? []).map { ($0, id) }, now: now)
+    }
+
+    /// Blocks each job because its need ended badly, and everything that waits on it.
+    private mutating func block(_ start: [(job: String, need: String)], now: Date) {
+        // Iterative: a failure at the head of a long chain blocks thousands of jobs.
+        var pending = start
+        while let (id, need) = pending.popLast() {
+            guard var record = jobs[id], !record.state.isFinal, record.state != .running,
+                let job = plan.job(id)
+            else { continue }
+            record.state = .blocked
+            record.reason = .ended(.blockedBy(need))
+            record.finishedAt = now
+            commitFinal(record, job: job)
+            emit(RunEvent(time: now, run: run.id, job: id, kind: .blocked, reason: record.reason?.words))
+            pending.append(contentsOf: (plan.dependents[id] ?? []).map { ($0, id) })
+        }
+    }
+
+    // MARK: Recovery
+
+    /// The runner that worked on the run died: each running attempt is recorded `interrupted`
+    /// and its job starts again without using up an attempt (SPEC 5.9), unless the job runs
+    /// code inside the runner and runners died during its attempts ``crashLoopLimit`` times in
+    /// a row.
+    private mutating func runnerDied(now: Date) {
+        let running = plan.jobs.filter { jobs[$0.id]?.state == .running }
+        for job in running {
+            guard var record = jobs[job.id], var attempt = attempts.removeValue(forKey: job.id) else {
+                continue
+            }
+            lanes.attemptEnded(job)
+            let reason = "the runner died while it ran"
+            attempt.outcome = .interrupted
+            attempt.finishedAt = now
+            attempt.reason = reason
+            decision.changes.append(.putAttempt(runID: run.id, attempt))
+            emit(
+                RunEvent(
+                    time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .interrupted,
+                    reason: reason))
+            // Only code that runs inside the runner can have brought it down; a shell job that
+            // ran while someone killed the runner is not to blame.
+            if job.runsInRunner { record.crashedInARow += 1 }
+            if record.crashedInARow >= Self.crashLoopLimit {
+                record.state = .failed
+                record.reason = .ended(.crashedTheRunner)
+                record.finishedAt = now
+                commitFinal(record, job: job)
+                emit(
+                    RunEvent(
+                        time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .failed,
+                        reason: record.reason?.words))
+                blockDependents(of: job.id, now: now)
+                continue
+            }
+            record.uncountedAttempts += 1
+            record.state = .waiting
+            record.reason = .waiting(.interrupted)
+            put(record)
+            makeReadyIfDue(job)
+        }
+    }
+
+    // MARK: Operators
+
+    /// Applies `retry`, `skip` or `cancel` to a job of this run (SPEC 4).
+    private mutating func apply(_ request: OperatorRequest, now: Date) -> OperatorResult {
+        let id = request.jobID
+        guard let record = jobs[id], let job = plan.job(id) else {
+            return .refused("run \(run.id) has no job '\(id)'")
+        }
+        switch (request.kind, record.state) {
+        case (.cancel, .running), (.skip, .running):
+            stopRequests[id] = request.kind
+            let attempt = attempts[id]
+            decision.effects.append(
+                .endAttempt(
+                    jobID: id, attempt: record.attempts, pid: attempt?.pid,
+                    pidStartTime: attempt?.pidStartTime))
+            return .terminating(jobID: id)
+        case (.cancel, .pending), (.cancel, .waiting), (.skip, .pending), (.skip, .waiting):
+            finishByOperator(job, kind: request.kind, now: now)
+            return .applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")")
+        case (.skip, .failed), (.skip, .blocked), (.skip, .cancelled):
+            var skipped = record
+            skipped.state = .skipped
+            skipped.reason = .ended(.skippedByOperator)
+            skipped.finishedAt = now
+            put(skipped)
+            emit(RunEvent(time: now, run: run.id, job: id, kind: .skipped, reason: skipped.reason?.words))
+            reopen(blockedBehind: id, now: now)
+            return .applied("\(id) skipped; the jobs it blocked may go on")
+        case (.retry, .failed), (.retry, .blocked), (.retry, .cancelled):
+            reopen([id], now: now)
+            reopen(blockedBehind: id, now: now)
+            return .applied("\(id) gets another chance, with the jobs it blocked")
+        case (.retry, _):
+            return .refused(
+                "\(id) is \(record.state.rawValue); only a failed, blocked or cancelled job can be retried")
+        case (.skip, _), (.cancel, _):
+            return .refused("\(id) is already \(record.state.rawValue)")
+        }
+    }
+
+    /// Ends a job that is not (or no longer) running as the operator asked.
+    private mutating func finishByOperator(_ job: RunPlan.Job, kind: OperatorRequest.Kind, now: Date) {
+        guard var record = jobs[job.id] else { return }
+        record.state = kind == .cancel ? .cancelled : .skipped
+        record.reason = .ended(.byOperator(kind))
+        record.finishedAt = now
+        record.nextAttemptAt = nil
         commitFinal(record, job: job)
         emit(
             RunEvent(
-                time: now, run: runID, job: job.id, attempt: record.attempts, kind: .failed,
-                reason: record.reason))
-        blockDependents(of: job.id, now: now)
-    }
-
-    mutating func commitFinal(_ record: JobRecord, job: JobDefinition) {
-        let wasFinal = jobs[job.id]?.state.isFinal ?? false
-        jobs[job.id] = record
-        changes.append(.putJob(runID: runID, record))
-        guard !wasFinal else { return }
-        finalCount += 1
-        delayed[job.id] = nil
-        ready[job.pipeline]?.remove(job.id)
-        if workload.pipelines[job.pipeline]?.order == .sequential {
-            openByFile[job.pipeline, default: [:]][job.fileIndex, default: 1] -= 1
+                time: now, run: run.id, job: job.id, kind: kind == .cancel ? .cancelled : .skipped,
+                reason: record.reason?.words))
+        if kind == .cancel {
+            blockDependents(of: job.id, now: now)
+        } else {
+            releaseDependents(of: job.id)
         }
     }
 
-    /// Blocks `id` because `need` ended badly, and everything that waits on it.
-    mutating func block(_ id: String, because need: String, now: Date) {
-        block([(id, need)], now: now)
+    /// Reopens the jobs that were blocked, directly or through others, because of `id`.
+    private mutating func reopen(blockedBehind id: String, now: Date) {
+        var found: [String] = []
+        var pending = plan.dependents[id] ?? []
+        var seen = Set<String>()
+        while let job = pending.popLast() {
+            guard seen.insert(job).inserted, jobs[job]?.state == .blocked else { continue }
+            found.append(job)
+            pending.append(contentsOf: plan.dependents[job] ?? [])
+        }
+        reopen(found, now: now)
     }
 
-    mutating func blockDependents(of id: String, now: Date) {
-        block((dependents[id] ?? []).map { ($0, id) }, now: now)
+    /// Makes final jobs pending again with a fresh retry budget, then lets each become ready,
+    /// or blocked again if another of its needs still stands in the way.
+    private mutating func reopen(_ ids: [String], now: Date) {
+        for id in ids {
+            guard var record = jobs[id], record.state.isFinal, let job = plan.job(id) else { continue }
+            record.state = .pending
+            record.reason = nil
+            record.finishedAt = nil
+            record.nextAttemptAt = nil
+            record.firstStartedAt = nil
+            record.uncountedAttempts = record.attempts
+            record.crashedInARow = 0
+            put(record)
+            finalCount -= 1
+            lanes.opened(job)
+            emit(RunEvent(time: now, run: run.id, job: id, kind: .queued))
+        }
+        for id in ids {
+            guard let job = plan.job(id), jobs[id]?.state == .pending else { continue }
+            unmetNeeds[id] = job.needs.filter { jobs[$0]?.state.satisfiesNeeds != true }.count
+            if let failedNeed = job.needs.first(where: { need in
+                jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
+            }) {
+                block([(id, failedNeed)], now: now)
+            } else {
+                makeReadyIfDue(job)
+            }
+        }
     }
 
-    mutating func block(_ start: [(job: String, need: String)], now: Date) {
-        // Iterative: a failure at the head of a long chain blocks thousands of jobs.
-        var pending = start
-        while let (job, need) = pending.popLast() {
-            guard var record = jobs[job], !record.state.isFinal, record.state != .running,
-                let definition = workload.job(job)
+    /// A finished run that has open jobs again is `stopped`: the next `run` resumes it.
+    private mutating func reopenRunIfNeeded() {
+        guard run.state.isFinal, !isFinished else { return }
+        run.state = .stopped
+        run.finishedAt = nil
+        decision.changes.append(.putRun(run))
+    }
+
+    // MARK: Constraints
+
+    private mutating func constraintsChecked(_ jobID: String, failed: String?, now: Date) {
+        guard gate.checked(jobID), var record = jobs[jobID], !record.state.isFinal, let job = plan.job(jobID)
+        else {
+            return
+        }
+        guard let name = failed else {
+            gate.clear(jobID)
+            lanes.makeReady(job)
+            return
+        }
+        wait(&record, for: .constraint(name), attempt: nil, now: now)
+        if gate.wait(jobID, for: name) {
+            decision.effects.append(.satisfy(constraint: name))
+        }
+    }
+
+    /// On success the jobs waiting on the constraint go on; on failure each one's attempt fails
+    /// with the last line of satisfy's output, and the retry policy decides (SPEC 5.6).
+    private mutating func satisfyEnded(_ name: String, outcome: SatisfyOutcome, now: Date) {
+        for jobID in gate.satisfyEnded(name) {
+            guard var record = jobs[jobID], !record.state.isFinal, record.waitingReason == .constraint(name),
+                let job = plan.job(jobID)
             else { continue }
-            record.state = .blocked
-            record.reason = "needs:\(need)"
-            record.finishedAt = now
-            commitFinal(record, job: definition)
-            emit(RunEvent(time: now, run: runID, job: job, kind: .blocked, reason: record.reason))
-            pending.append(contentsOf: (dependents[job] ?? []).map { ($0, job) })
+            switch outcome {
+            case .satisfied:
+                gate.clear(jobID)
+                lanes.makeReady(job)
+            case .failed(let lastLine):
+                let reason = EndReason.constraintFailed(constraint: name, lastLine: lastLine)
+                record.attempts += 1
+                if record.firstStartedAt == nil { record.firstStartedAt = now }
+                record.waitingSince = nil
+                decision.changes.append(
+                    .putAttempt(
+                        runID: run.id,
+                        AttemptRecord(
+                            jobID: jobID, number: record.attempts, outcome: .failed, startedAt: now,
+                            finishedAt: now,
+                            reason: reason.words)))
+                emit(
+                    RunEvent(
+                        time: now, run: run.id, job: jobID, attempt: record.attempts, kind: .failed,
+                        reason: reason.words))
+                failAttempt(record, job: job, judgedExitCode: nil, reason: reason, retryAfter: nil, now: now)
+            }
         }
-    }
-
-    /// A start that was decided but never happened (the runner began to stop first).
-    mutating func cancelStart(jobID: String, attempt: Int, now: Date) {
-        guard jobs[jobID]?.state == .running, jobs[jobID]?.attempts == attempt else { return }
-        var random = SeededRandomSource(seed: 0)
-        finish(
-            jobID: jobID, attempt: attempt,
-            result: AttemptResult(outcome: .interrupted, reason: "the runner stopped before it started"),
-            attemptRecord: nil, now: now, stopping: true, random: &random)
     }
 }
 
-extension Scheduler {
-    /// An attempt that was running when the last runner died: recorded `interrupted`, counted,
-    /// and failed for good after three such crashes in a row (SPEC 5.9).
-    mutating func recoverCrashed(
-        jobID: String, attempt: AttemptRecord?, now: Date, random: inout some RandomSource
-    ) {
-        guard var record = jobs[jobID], record.state == .running, let job = workload.job(jobID) else {
-            return
-        }
-        let reason = "the runner died while it ran"
-        var interrupted =
-            attempt
-            ?? AttemptRecord(jobID: jobID, number: record.attempts, startedAt: record.startedAt ?? now)
-        interrupted.outcome = .interrupted
-        interrupted.finishedAt = now
-        interrupted.reason = reason
-        changes.append(.putAttempt(runID: runID, interrupted))
-        emit(
-            RunEvent(
-                time: now, run: runID, job: jobID, attempt: record.attempts, kind: .interrupted,
-                reason: reason))
-        record.crashedInARow += 1
-        if record.crashedInARow >= 3 {
-            record.state = .failed
-            record.reason = "crashed the runner"
-            record.finishedAt = now
-            finalizeRecovered(record, job: job, now: now)
-            return
-        }
-        _ = failAttempt(
-            record, job: job, exitCode: nil, reason: "interrupted", retryAfter: nil, now: now, random: &random
-        )
+extension EndReason {
+    /// How an operator's `cancel` or `skip` ended a job.
+    static func byOperator(_ kind: OperatorRequest.Kind) -> EndReason {
+        kind == .cancel ? .cancelledByOperator : .skippedByOperator
     }
 }

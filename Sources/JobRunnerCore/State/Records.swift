@@ -39,8 +39,8 @@ public struct JobRecord: Sendable, Hashable, Codable {
     /// `retry.attempts` as last loaded (nil: unlimited), for "attempt 2 of 5".
     public var maxAttempts: Int?
     public var state: JobState
-    /// What a waiting, failed, skipped or blocked job is about (`backoff`, `exit:1`, …).
-    public var reason: String?
+    /// What a waiting job waits for, or why a final one ended as it did; stored as its words.
+    public var reason: JobReason?
     /// Attempts started so far; the next attempt's number is `attempts + 1`.
     public var attempts: Int
     /// Attempts that do not count against `retry.attempts` (stopped by an operator or a clean stop).
@@ -58,7 +58,7 @@ public struct JobRecord: Sendable, Hashable, Codable {
     public init(
         jobID: String, occurrence: String = "", pipeline: String, needs: [String] = [], maxAttempts: Int? = 1,
         state: JobState = .pending,
-        reason: String? = nil, attempts: Int = 0, uncountedAttempts: Int = 0, crashedInARow: Int = 0,
+        reason: JobReason? = nil, attempts: Int = 0, uncountedAttempts: Int = 0, crashedInARow: Int = 0,
         exitCode: Int32? = nil, firstStartedAt: Date? = nil, startedAt: Date? = nil,
         finishedAt: Date? = nil, nextAttemptAt: Date? = nil
     ) {
@@ -81,6 +81,61 @@ public struct JobRecord: Sendable, Hashable, Codable {
 
     /// Attempts that count against the retry budget.
     public var countedAttempts: Int { attempts - uncountedAttempts }
+
+    /// What a waiting job waits for, when its record says.
+    public var waitingReason: WaitingReason? { reason?.waiting }
+}
+
+extension JobRecord {
+    private enum CodingKeys: String, CodingKey {
+        case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
+        case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
+    }
+
+    /// Reads a record; the reason is stored as its words and read back knowing the state.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        jobID = try values.decode(String.self, forKey: .jobID)
+        occurrence = try values.decodeIfPresent(String.self, forKey: .occurrence) ?? ""
+        pipeline = try values.decode(String.self, forKey: .pipeline)
+        needs = try values.decodeIfPresent([String].self, forKey: .needs) ?? []
+        maxAttempts = try values.decodeIfPresent(Int.self, forKey: .maxAttempts)
+        let state = try values.decode(JobState.self, forKey: .state)
+        self.state = state
+        reason = try values.decodeIfPresent(String.self, forKey: .reason).map {
+            JobReason(words: $0, state: state)
+        }
+        attempts = try values.decode(Int.self, forKey: .attempts)
+        uncountedAttempts = try values.decodeIfPresent(Int.self, forKey: .uncountedAttempts) ?? 0
+        crashedInARow = try values.decodeIfPresent(Int.self, forKey: .crashedInARow) ?? 0
+        exitCode = try values.decodeIfPresent(Int32.self, forKey: .exitCode)
+        firstStartedAt = try values.decodeIfPresent(Date.self, forKey: .firstStartedAt)
+        startedAt = try values.decodeIfPresent(Date.self, forKey: .startedAt)
+        finishedAt = try values.decodeIfPresent(Date.self, forKey: .finishedAt)
+        nextAttemptAt = try values.decodeIfPresent(Date.self, forKey: .nextAttemptAt)
+        waitingSince = try values.decodeIfPresent(Date.self, forKey: .waitingSince)
+    }
+
+    /// Writes a record with its reason as words, the members `RecordJSON` also writes.
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(jobID, forKey: .jobID)
+        try values.encode(occurrence, forKey: .occurrence)
+        try values.encode(pipeline, forKey: .pipeline)
+        try values.encode(needs, forKey: .needs)
+        try values.encodeIfPresent(maxAttempts, forKey: .maxAttempts)
+        try values.encode(state, forKey: .state)
+        try values.encodeIfPresent(reason?.words, forKey: .reason)
+        try values.encode(attempts, forKey: .attempts)
+        try values.encode(uncountedAttempts, forKey: .uncountedAttempts)
+        try values.encode(crashedInARow, forKey: .crashedInARow)
+        try values.encodeIfPresent(exitCode, forKey: .exitCode)
+        try values.encodeIfPresent(firstStartedAt, forKey: .firstStartedAt)
+        try values.encodeIfPresent(startedAt, forKey: .startedAt)
+        try values.encodeIfPresent(finishedAt, forKey: .finishedAt)
+        try values.encodeIfPresent(nextAttemptAt, forKey: .nextAttemptAt)
+        try values.encodeIfPresent(waitingSince, forKey: .waitingSince)
+    }
 }
 
 /// One attempt of one job as stored.

@@ -29,6 +29,13 @@ public protocol RandomSource {
     mutating func nextUnit() -> Double
 }
 
+/// Any source, as a concrete type: what a stored existential needs to be passed `inout`.
+struct AnyRandomSource: RandomSource {
+    private var base: any RandomSource
+    init(_ base: any RandomSource) { self.base = base }
+    mutating func nextUnit() -> Double { base.nextUnit() }
+}
+
 /// The system's random generator.
 public struct SystemRandomSource: RandomSource {
     private var generator = SystemRandomNumberGenerator()

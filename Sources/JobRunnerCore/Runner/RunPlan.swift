@@ -1,0 +1,110 @@
+/// What the ``Scheduler`` knows of a run's jobs: the graph and the rules that order them, and
+/// nothing about how a job runs. Built from loaded job files, or from a stored run alone when an
+/// operator command acts on it with no job files at hand.
+public struct RunPlan: Sendable {
+    /// One job as the scheduler sees it.
+    public struct Job: Sendable, Hashable {
+        public var id: String
+        public var pipeline: String
+        public var needs: [String]
+        public var priority: Int
+        /// The index of its file in load order (`order: sequential`).
+        public var fileIndex: Int
+        /// Its own `requiresInternet` or its pipeline's.
+        public var requiresInternet: Bool
+        public var constraints: [String]
+        public var retry: RetryPolicy
+        public var enabled: Bool
+        /// Whether its attempts run code inside the runner's own process (an in-process plugin
+        /// handler): only such a job can be blamed for the runner's death (SPEC 5.9).
+        public var runsInRunner: Bool
+
+        public init(
+            id: String, pipeline: String = PipelineDefinition.defaultName, needs: [String] = [],
+            priority: Int = 0, fileIndex: Int = 0, requiresInternet: Bool = false, constraints: [String] = [],
+            retry: RetryPolicy = RetryPolicy(), enabled: Bool = true, runsInRunner: Bool = false
+        ) {
+            self.id = id
+            self.pipeline = pipeline
+            self.needs = needs
+            self.priority = priority
+            self.fileIndex = fileIndex
+            self.requiresInternet = requiresInternet
+            self.constraints = constraints
+            self.retry = retry
+            self.enabled = enabled
+            self.runsInRunner = runsInRunner
+        }
+    }
+
+    /// Jobs in load order.
+    public let jobs: [Job]
+    /// Pipelines by name; always holds `default`.
+    public let pipelines: [String: PipelineDefinition]
+    /// For each job, the jobs that need it, in load order.
+    let dependents: [String: [String]]
+    private let indexByID: [String: Int]
+
+    public init(jobs: [Job], pipelines: [PipelineDefinition]) {
+        self.jobs = jobs
+        var table: [String: PipelineDefinition] = [:]
+        for pipeline in pipelines { table[pipeline.name] = pipeline }
+        if table[PipelineDefinition.defaultName] == nil {
+            table[PipelineDefinition.defaultName] = PipelineDefinition(name: PipelineDefinition.defaultName)
+        }
+        self.pipelines = table
+        var index: [String: Int] = [:]
+        var dependents: [String: [String]] = [:]
+        for (offset, job) in jobs.enumerated() {
+            index[job.id] = offset
+            for need in job.needs { dependents[need, default: []].append(job.id) }
+        }
+        self.indexByID = index
+        self.dependents = dependents
+    }
+
+    /// The plan of loaded job files.
+    public init(_ workload: Workload) {
+        self.init(
+            jobs: workload.jobs.map { definition in
+                Job(
+                    id: definition.id, pipeline: definition.pipeline, needs: definition.needs,
+                    priority: definition.priority, fileIndex: definition.fileIndex,
+                    requiresInternet: workload.requiresInternet(definition),
+                    constraints: definition.constraints,
+                    retry: definition.retry, enabled: definition.enabled,
+                    runsInRunner: definition.runsInRunner)
+            },
+            pipelines: Array(workload.pipelines.values))
+    }
+
+    /// The plan a stored run implies on its own: its graph, pipelines and attempt budgets. Enough
+    /// to apply an operator's request; not enough to run anything.
+    public init(stored snapshot: RunSnapshot) {
+        let run = snapshot.run
+        self.init(
+            jobs: run.jobIDs.compactMap { id in
+                snapshot.jobs[id].map { record in
+                    Job(
+                        id: id, pipeline: record.pipeline, needs: record.needs,
+                        retry: RetryPolicy(attempts: record.maxAttempts))
+                }
+            },
+            pipelines: run.pipelineLimits.map { PipelineDefinition(name: $0.key, maxConcurrent: $0.value) })
+    }
+
+    /// The job with this id.
+    public func job(_ id: String) -> Job? { indexByID[id].map { jobs[$0] } }
+
+    /// Its position in load order: ties between equal priorities go to the lower one.
+    public func order(of id: String) -> Int { indexByID[id] ?? Int.max }
+
+    /// Whether any job needs to know about connectivity.
+    public var usesInternet: Bool { jobs.contains(where: \.requiresInternet) }
+
+    func maxConcurrent(_ pipeline: String) -> Int {
+        pipelines[pipeline]?.maxConcurrent ?? PipelineDefinition.defaultMaxConcurrent
+    }
+
+    func isSequential(_ pipeline: String) -> Bool { pipelines[pipeline]?.order == .sequential }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+extension Runner {
+    /// The run to work on, and what the scheduler decided on opening it.
+    struct Opened {
+        var scheduler: Scheduler
+        var decision: Decision
+        var resumed: Bool
+    }
+
+    /// Opens the run to work on: resumes the current one when it was interrupted and has the
+    /// same jobs (SPEC 5.9), else starts a new one. The process groups of attempts a dead runner
+    /// left running are ended first.
+    func open(now: Date, random: any RandomSource, inputs: [SchedulerInput]) async throws(StoreError)
+        -> Opened
+    {
+        let suspended = try store.pipelines().mapValues(\.suspended)
+        let plan = RunPlan(workload)
+        let schedulerOptions = SchedulerOptions(
+            maxRunning: options.maxRunning, logDirectory: options.logDirectory)
+        var earlier: [StoreChange] = []
+        if let snapshot = try store.currentSnapshot(), !snapshot.run.state.isFinal {
+            await endOrphans(in: snapshot)
+            if !options.startNewRun && Set(snapshot.run.jobIDs) == Set(workload.jobs.map(\.id)) {
+                let (scheduler, decision) = Scheduler.resume(
+                    snapshot, plan: plan, runnerPID: options.runnerPID, suspended: suspended,
+                    pendingRequests: try store.requests(runID: snapshot.run.id), options: schedulerOptions,
+                    random: random, inputs: inputs, now: now)
+                return Opened(scheduler: scheduler, decision: decision, resumed: true)
+            }
+            earlier = Scheduler.supersede(snapshot, now: now)
+        }
+        var idRandom = random
+        var runID = Self.makeRunID(now: now, random: &idRandom)
+        // Two runs started in the same millisecond must not share an id (one would overwrite
+        // the other's records).
+        while try store.snapshot(runID: runID) != nil { runID = Self.makeRunID(now: now, random: &idRandom) }
+        let (scheduler, opening) = Scheduler.newRun(
+            plan: plan, runID: runID, runnerPID: options.runnerPID, suspended: suspended,
+            options: schedulerOptions,
+            random: random, inputs: inputs, now: now)
+        var decision = opening
+        decision.changes.insert(contentsOf: earlier, at: 0)
+        return Opened(scheduler: scheduler, decision: decision, resumed: false)
+    }
+
+    private func endOrphans(in snapshot: RunSnapshot) async {
+        guard let orphans else { return }
+        for attempts in snapshot.attempts.values {
+            for attempt in attempts where attempt.outcome == nil {
+                await orphans.terminate(
+                    Orphan(
+                        runID: snapshot.run.id, jobID: attempt.jobID, attempt: attempt.number,
+                        pid: attempt.pid,
+                        startTime: attempt.pidStartTime))
+            }
+        }
+    }
+
+    /// A sortable run id: UTC date and time to the millisecond, then four random hex digits.
+    static func makeRunID(now: Date, random: inout any RandomSource) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let text = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let millis = (parts.nanosecond ?? 0) / 1_000_000
+        let suffix = String(Int(random.nextUnit() * 65536), radix: 16)
+        return pad(parts.year, 4) + pad(parts.month, 2) + pad(parts.day, 2) + "T" + pad(parts.hour, 2)
+            + pad(parts.minute, 2) + pad(parts.second, 2) + "." + pad(millis, 3) + "Z-"
+            + String(repeating: "0", count: 4 - suffix.count) + suffix
+    }
+}

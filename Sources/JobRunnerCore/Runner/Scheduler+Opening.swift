@@ -1,0 +1,85 @@
+import Foundation
+
+extension Scheduler {
+    /// A fresh run of every job of `plan`: its records, the `queued` (or, for a disabled job,
+    /// `skipped`) events, and what starts first once `inputs` (what is known already, such as
+    /// connectivity) are taken.
+    public static func newRun(
+        plan: RunPlan, runID: String, runnerPID: Int32, suspended: [String: Int], options: SchedulerOptions,
+        random: any RandomSource, inputs: [SchedulerInput] = [], now: Date
+    ) -> (Scheduler, Decision) {
+        let run = RunRecord(
+            id: runID, state: .running, startedAt: now, jobIDs: plan.jobs.map(\.id), runnerPID: runnerPID,
+            pipelineLimits: plan.pipelines.mapValues(\.maxConcurrent))
+        var opening = Decision()
+        opening.changes = [.putRun(run), .setCurrentRun(runID)]
+        var records: [String: JobRecord] = [:]
+        for job in plan.jobs {
+            var record = JobRecord(
+                jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
+            if job.enabled {
+                opening.effects.append(.emit(RunEvent(time: now, run: runID, job: job.id, kind: .queued)))
+            } else {
+                record.state = .skipped
+                record.reason = .ended(.disabled)
+                record.finishedAt = now
+                opening.effects.append(
+                    .emit(
+                        RunEvent(
+                            time: now, run: runID, job: job.id, kind: .skipped,
+                            reason: EndReason.disabled.words)))
+            }
+            records[job.id] = record
+            opening.changes.append(.putJob(runID: runID, record))
+        }
+        var scheduler = Scheduler(
+            plan: plan, run: run, jobs: records, suspended: suspended, options: options, random: random,
+            now: now)
+        opening.append(scheduler.handle(inputs, now: now))
+        return (scheduler, opening)
+    }
+
+    /// Resumes a run whose runner stopped or died (SPEC 5.9): the attempts it left running are
+    /// over, and the operator requests it had not applied yet are applied now, with `inputs`.
+    public static func resume(
+        _ snapshot: RunSnapshot, plan: RunPlan, runnerPID: Int32, suspended: [String: Int],
+        pendingRequests: [OperatorRequest], options: SchedulerOptions, random: any RandomSource,
+        inputs: [SchedulerInput] = [], now: Date
+    ) -> (Scheduler, Decision) {
+        var run = snapshot.run
+        run.state = .running
+        run.runnerPID = runnerPID
+        run.pipelineLimits = plan.pipelines.mapValues(\.maxConcurrent)
+        run.jobIDs = plan.jobs.map(\.id)
+        var opening = Decision()
+        opening.changes = [.putRun(run)]
+        var scheduler = Scheduler(
+            plan: plan, run: run, jobs: snapshot.jobs, attempts: snapshot.attempts, outputs: snapshot.outputs,
+            suspended: suspended, options: options, random: random, now: now)
+        opening.append(
+            scheduler.handle(
+                [.runnerDied, .operatorRequests(pendingRequests, stored: true)] + inputs, now: now))
+        return (scheduler, opening)
+    }
+
+    /// Closes a run that will not be resumed (another set of jobs, or `--new`): it is `stopped`,
+    /// and the attempts its runner left running are `interrupted`.
+    public static func supersede(_ snapshot: RunSnapshot, now: Date) -> [StoreChange] {
+        var run = snapshot.run
+        run.state = .stopped
+        var changes: [StoreChange] = [.putRun(run)]
+        for jobID in run.jobIDs {
+            guard var record = snapshot.jobs[jobID], record.state == .running else { continue }
+            record.state = .waiting
+            record.reason = .waiting(.interrupted)
+            changes.append(.putJob(runID: run.id, record))
+            if var attempt = snapshot.attempts[jobID]?.last(where: { $0.outcome == nil }) {
+                attempt.outcome = .interrupted
+                attempt.finishedAt = now
+                attempt.reason = "the runner died while it ran"
+                changes.append(.putAttempt(runID: run.id, attempt))
+            }
+        }
+        return changes
+    }
+}

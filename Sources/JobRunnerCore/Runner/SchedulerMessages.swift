@@ -1,0 +1,106 @@
+import Foundation
+
+/// What happened, told to the ``Scheduler``: the only way its state changes.
+public enum SchedulerInput: Sendable, Hashable {
+    /// An attempt's process exists: its pid, and the pid's start time that tells a reused pid apart.
+    case attemptSpawned(jobID: String, attempt: Int, pid: Int32, pidStartTime: UInt64?)
+    /// An attempt ended, as its handler saw it.
+    case attemptEnded(jobID: String, attempt: Int, AttemptResult)
+    /// Operators' `retry`, `skip` or `cancel`, oldest first; `stored` when they were read from
+    /// the store, which then deletes them. A request seen before is not applied again.
+    case operatorRequests([OperatorRequest], stored: Bool)
+    /// The pipelines' persisted suspend counts, as last read.
+    case suspensions([String: Int])
+    /// Time passed: backoff delays that have run out let their jobs go on.
+    case tick
+    /// What the connectivity probe said (SPEC 5.5).
+    case connectivity(online: Bool)
+    /// The `check`s of a job's constraints ran: `failed` names the first that did not hold.
+    case constraintsChecked(jobID: String, failed: String?)
+    /// A constraint's `satisfy` ended (SPEC 5.6).
+    case satisfyEnded(constraint: String, SatisfyOutcome)
+    /// The runner that worked on this run died: its running attempts are over (SPEC 5.9).
+    case runnerDied
+    /// The runner stops cleanly: nothing new starts; the attempts that end now are interrupted,
+    /// not failed, and wait for the next run.
+    case stop
+}
+
+/// Something to do once the changes decided with it are durable, in the order given.
+public enum Effect: Sendable, Hashable {
+    /// Report a transition.
+    case emit(RunEvent)
+    /// Run an attempt; its spawn and its end come back as inputs.
+    case startAttempt(AttemptOrder)
+    /// Run the `check` of each named constraint of a job, in order, until one fails.
+    case checkConstraints(jobID: String, constraints: [String])
+    /// Run a constraint's `satisfy`.
+    case satisfy(constraint: String)
+    /// End a running attempt now (an operator cancelled or skipped its job); its end comes back
+    /// as `attemptEnded`.
+    case endAttempt(jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
+}
+
+/// What an attempt to start needs from the scheduler.
+public struct AttemptOrder: Sendable, Hashable {
+    public var jobID: String
+    public var attempt: Int
+    /// Where its output goes.
+    public var logPath: String
+    /// Outputs of the jobs it needs, by job id.
+    public var neededOutputs: [String: [String: String]]
+}
+
+/// An operator request's fate.
+public struct OperatorAnswer: Sendable, Hashable {
+    public var request: OperatorRequest
+    public var result: OperatorResult
+}
+
+/// What an operator request did.
+public enum OperatorResult: Sendable, Hashable {
+    /// Applied; the words say what happened.
+    case applied(String)
+    /// Applied in part: the job's running attempt is being ended first.
+    case terminating(jobID: String)
+    /// Not applicable to the job as it stands; the words say why.
+    case refused(String)
+}
+
+/// The scheduler's answer to an input: the changes to commit, in one batch, and what to do
+/// once they are durable. Nothing in `effects` may happen before `changes` are committed.
+public struct Decision: Sendable {
+    public var changes: [StoreChange] = []
+    public var effects: [Effect] = []
+    /// Answers to operator requests taken with this input.
+    public var answers: [OperatorAnswer] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { changes.isEmpty && effects.isEmpty && answers.isEmpty }
+
+    /// Appends another decision, keeping order.
+    public mutating func append(_ other: Decision) {
+        changes.append(contentsOf: other.changes)
+        effects.append(contentsOf: other.effects)
+        answers.append(contentsOf: other.answers)
+    }
+
+    /// The events among the effects, in order.
+    public var events: [RunEvent] {
+        effects.compactMap { if case .emit(let event) = $0 { event } else { nil } }
+    }
+}
+
+/// The scheduler's settings for one run.
+public struct SchedulerOptions: Sendable {
+    /// Global cap on running attempts (`--jobs N`); nil: only pipeline limits.
+    public var maxRunning: Int?
+    /// Attempt logs go to `<logDirectory>/<run>/<job>/<attempt>.log`.
+    public var logDirectory: String
+
+    public init(maxRunning: Int? = nil, logDirectory: String) {
+        self.maxRunning = maxRunning
+        self.logDirectory = logDirectory
+    }
+}
