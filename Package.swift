@@ -108,6 +108,10 @@ let package = Package(
             dependencies: ["JobRunnerShell", "JobRunnerCore"]
         ),
         .testTarget(
+            name: "JobRunnerPluginHostTests",
+            dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
+        ),
+        .testTarget(
             name: "JobRunnerCLITests",
             dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore"]
         ),

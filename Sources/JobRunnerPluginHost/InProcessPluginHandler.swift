@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerPluginAPI
 import NIOPosix
 
 /// Runs plugin jobs by calling the plugin in this process (`isolation: inprocess`).
@@ -42,7 +43,7 @@ public struct InProcessPluginHandler: JobHandler {
         case .success(let target): (plugin, handler) = target
         case .failure(let failure): return failure.result
         }
-        let bytes = PluginWire.request(for: request, handler: handler)
+        let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
         let call = Call()
         let clock = self.clock
         let timeout = request.job.timeout
@@ -68,7 +69,8 @@ public struct InProcessPluginHandler: JobHandler {
                                 ))
                         }
                     }
-                    let result = PluginWire.result(from: plugin.invoke(handler: handler, request: bytes))
+                    let result = AttemptResult(
+                        pluginResponse: plugin.invoke(handler: handler, request: bytes))
                     timer?.cancel()
                     call.finish(result)
                 }
