@@ -80,6 +80,8 @@ let package = Package(
                 "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // NIOThreadPool: `run` sizes, starts and stops the in-process plugin threads.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

@@ -77,10 +77,14 @@ struct RunCommand: AsyncParsableCommand {
         case .none, .auto: break
         }
 
+        let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
+        defer { pluginThreads.stop() }
+        let handlers = JobHandlers.standard(plugins: jobSet.plugins, pluginThreads: pluginThreads.pool)
+
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         let runner = Runner(
-            workload: workload, store: store, handler: JobHandlers.standard(plugins: jobSet.plugins),
+            workload: workload, store: store, handler: handlers,
             observer: ObserverList(observers),
             orphans: ProcessGroups(), connectivity: Self.probe(for: workload),
             constraints: ShellConstraints(),
