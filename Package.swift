@@ -80,6 +80,8 @@ let package = Package(
                 "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // NIOThreadPool: `run` sizes, starts and stops the in-process plugin threads.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -106,6 +108,10 @@ let package = Package(
         .testTarget(
             name: "JobRunnerShellTests",
             dependencies: ["JobRunnerShell", "JobRunnerCore"]
+        ),
+        .testTarget(
+            name: "JobRunnerPluginHostTests",
+            dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
         ),
         .testTarget(
             name: "JobRunnerCLITests",

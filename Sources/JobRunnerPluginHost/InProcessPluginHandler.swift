@@ -1,55 +1,51 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerPluginAPI
 import NIOPosix
 
 /// Runs plugin jobs by calling the plugin in this process (`isolation: inprocess`).
 ///
-/// `invoke` blocks its thread, so calls run on a fixed set of threads of their own
-/// (``threadCount``), never on the cooperative pool the runner lives on nor on Dispatch's
-/// threads, which a Swift plugin needs to run its async handler: blocking hundreds of those at
-/// once starves the process. Calls beyond ``threadCount`` wait for a thread, in order.
+/// `invoke` blocks its thread, so calls run on a fixed set of threads of their own (`threads`),
+/// never on the cooperative pool the runner lives on nor on Dispatch's threads, which a Swift
+/// plugin needs to run its async handler: blocking hundreds of those at once starves the
+/// process. Calls beyond the pool's `numberOfThreads` wait for a thread, in order.
 ///
 /// A call cannot be interrupted: on a timeout or a stop the attempt ends at once, as `timeout`
 /// or `interrupted`, and whatever the handler returns later is dropped.
 public struct InProcessPluginHandler: JobHandler {
     let catalog: PluginCatalog
+    let threads: NIOThreadPool
     let clock: any RunnerClock
 
-    /// How many in-process plugin calls run at once: `$JOBRUNNER_PLUGIN_THREADS` when set to a
-    /// positive number, else twice the cores, at least 4. A handler that waits (on the network,
-    /// say) holds its thread while it waits: raise it for such handlers. More threads than that
-    /// only cost quick handlers (20,000 `noop.ok` jobs: 16 threads took 12 % more CPU than 2,
-    /// with five times the context switches).
-    public static let threadCount: Int = {
-        let setting = ProcessInfo.processInfo.environment["JOBRUNNER_PLUGIN_THREADS"].flatMap { Int($0) }
-        return setting.map { max($0, 1) } ?? max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
-    }()
-
-    private static let threads: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: threadCount)
-        pool.start()
-        return pool
-    }()
-
-    public init(catalog: PluginCatalog, clock: any RunnerClock) {
+    /// A handler whose calls block the threads of `threads`.
+    /// - Parameters:
+    ///   - catalog: where the jobs' plugins are loaded from.
+    ///   - threads: the threads the calls run on, shared by every call. The caller sizes it,
+    ///     starts it before the first attempt and shuts it down after the last; a call made
+    ///     while it is not running ends at once as `interrupted`.
+    ///   - clock: what timeouts are measured on.
+    public init(catalog: PluginCatalog, threads: NIOThreadPool, clock: any RunnerClock) {
         self.catalog = catalog
+        self.threads = threads
         self.clock = clock
     }
 
+    /// Calls the job's handler on one of the threads; returns its result, or ends the attempt
+    /// first on a timeout or a stop.
     public func run(_ request: AttemptRequest) async -> AttemptResult {
         let (plugin, handler): (LoadedPlugin, String)
         switch catalog.target(of: request) {
         case .success(let target): (plugin, handler) = target
         case .failure(let failure): return failure.result
         }
-        let bytes = PluginWire.request(for: request, handler: handler)
+        let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
         let call = Call()
         let clock = self.clock
         let timeout = request.job.timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AttemptResult, Never>) in
                 call.start(continuation)
-                Self.threads.submit { state in
+                threads.submit { state in
                     guard case .active = state else {
                         return call.finish(AttemptResult(outcome: .interrupted, reason: "runner stopping"))
                     }
@@ -68,7 +64,8 @@ public struct InProcessPluginHandler: JobHandler {
                                 ))
                         }
                     }
-                    let result = PluginWire.result(from: plugin.invoke(handler: handler, request: bytes))
+                    let result = AttemptResult(
+                        pluginResponse: plugin.invoke(handler: handler, request: bytes))
                     timer?.cancel()
                     call.finish(result)
                 }

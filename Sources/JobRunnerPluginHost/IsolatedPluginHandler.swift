@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerPluginAPI
 
 /// How a child process that ran one plugin call ended.
 public enum ChildExit: Sendable, Equatable {
@@ -31,25 +32,28 @@ public struct IsolatedPluginHandler: JobHandler {
     let catalog: PluginCatalog
     let runChild: ChildRunner
 
+    /// A handler that loads plugins from `catalog` (to name the library to the child) and starts
+    /// children with `runChild`.
     public init(catalog: PluginCatalog, runChild: @escaping ChildRunner) {
         self.catalog = catalog
         self.runChild = runChild
     }
 
+    /// Runs one attempt in a child process and turns how the child ended into the attempt's result.
     public func run(_ request: AttemptRequest) async -> AttemptResult {
         let (plugin, handler): (LoadedPlugin, String)
         switch catalog.target(of: request) {
         case .success(let target): (plugin, handler) = target
         case .failure(let failure): return failure.result
         }
-        let bytes = PluginWire.request(for: request, handler: handler)
+        let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
         let exit = await runChild(
             ["plugin-call", "--library", plugin.path, "--plugin", plugin.name, "--handler", handler], bytes,
             request.logPath,
             request.job.timeout, request.onSpawn)
         switch exit {
         case .exited(0, let output):
-            return PluginWire.result(from: output)
+            return AttemptResult(pluginResponse: output)
         case .exited(let status, let output):
             let text = String(decoding: output.suffix(300), as: UTF8.self).trimmingCharacters(
                 in: .whitespacesAndNewlines)

@@ -5,10 +5,29 @@ import JobRunnerCore
 public enum JobFileLoader {
     /// The outcome of a load: a workload when there were no errors, and every diagnostic found.
     public struct Result: Sendable {
+        /// The checked jobs; nil when any diagnostic is an error.
         public var workload: Workload?
+        /// Every problem found, sorted by location.
         public var diagnostics: [Diagnostic]
         /// The files read, in load order.
         public var files: [String]
+        /// The jobs as read, also when there were errors: what the checks this module cannot
+        /// make (plugins) look at, so that every problem is reported at once.
+        public var jobsAsRead: Workload
+
+        init(jobsAsRead: Workload, diagnostics: [Diagnostic], files: [String]) {
+            let sorted = diagnostics.sortedByLocation()
+            self.workload = sorted.hasErrors ? nil : jobsAsRead
+            self.diagnostics = sorted
+            self.files = files
+            self.jobsAsRead = jobsAsRead
+        }
+
+        /// This result with the problems found by a check this module cannot make (plugins);
+        /// an error among them takes the workload away.
+        public func adding(_ more: [Diagnostic]) -> Result {
+            Result(jobsAsRead: jobsAsRead, diagnostics: diagnostics + more, files: files)
+        }
     }
 
     /// Finds the job files among `paths`: files as given, directories searched recursively for
@@ -49,14 +68,9 @@ public enum JobFileLoader {
         return (files, diagnostics)
     }
 
-    /// Loads and checks the job files among `paths`.
-    /// - Parameters:
-    ///   - paths: job files and directories.
-    ///   - additionalChecks: checks this module cannot make (plugins), run on the loaded jobs
-    ///     even when other problems were found, so every problem is reported at once.
-    public static func load(paths: [String], additionalChecks: (Workload) -> [Diagnostic] = { _ in [] })
-        -> Result
-    {
+    /// Loads and checks the job files among `paths` (files and directories); checks this module
+    /// cannot make are added with ``Result/adding(_:)``.
+    public static func load(paths: [String]) -> Result {
         let (files, found) = jobFiles(in: paths)
         var diagnostics = found
         var parsed: [ParsedFile] = []
@@ -79,16 +93,11 @@ public enum JobFileLoader {
             diagnostics.append(contentsOf: parser.diagnostics)
         }
         let (workload, crossFile) = check(parsed)
-        diagnostics.append(contentsOf: crossFile)
-        diagnostics.append(contentsOf: additionalChecks(workload))
-        let sorted = diagnostics.sortedByLocation()
-        return Result(workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: files)
+        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: files)
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
-    public static func load(
-        texts: [(path: String, text: String)], additionalChecks: (Workload) -> [Diagnostic] = { _ in [] }
-    ) -> Result {
+    public static func load(texts: [(path: String, text: String)]) -> Result {
         var diagnostics: [Diagnostic] = []
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
@@ -97,11 +106,7 @@ public enum JobFileLoader {
             diagnostics.append(contentsOf: parser.diagnostics)
         }
         let (workload, crossFile) = check(parsed)
-        diagnostics.append(contentsOf: crossFile)
-        diagnostics.append(contentsOf: additionalChecks(workload))
-        let sorted = diagnostics.sortedByLocation()
-        return Result(
-            workload: sorted.hasErrors ? nil : workload, diagnostics: sorted, files: texts.map(\.path))
+        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: texts.map(\.path))
     }
 
     /// The checks that span files: duplicate ids and pipelines, unknown needs, pipelines and

@@ -14,7 +14,7 @@ extension JobFileParser {
                 "job id '\(id)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
         }
         guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return nil }
-        let own = reader.known(fields, allowed: Keys.job, in: "job '\(id)'")
+        let own = reader.known(fields, allowed: JobFileKeys.job, in: "job '\(id)'")
         let keys = defaults.merging(own) { _, job in job }
 
         var handler: HandlerSpec?
@@ -155,7 +155,7 @@ extension JobFileParser {
         var merged: [String: Entry] = [:]
         for source in [defaults, job].compactMap({ $0 }) {
             guard let entries = reader.entries(source.value, what: "retry") else { continue }
-            for (key, value) in reader.known(entries, allowed: Keys.retry, in: "retry") {
+            for (key, value) in reader.known(entries, allowed: JobFileKeys.retry, in: "retry") {
                 merged[key] = value
             }
         }

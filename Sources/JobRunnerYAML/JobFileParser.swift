@@ -40,7 +40,7 @@ struct JobFileParser {
         }
         guard let root, !NodeReader.isNull(root) else { return file }
         guard let entries = reader.entries(root, what: "a job file") else { return file }
-        let top = reader.known(entries, allowed: Keys.topLevel, in: "the top level")
+        let top = reader.known(entries, allowed: JobFileKeys.topLevel, in: "the top level")
 
         if let version = top["version"] {
             if reader.int(version.value, what: "version") != 1, NodeReader.plainInt(version.value) != nil {
@@ -59,7 +59,7 @@ struct JobFileParser {
             }
         }
         if let plugins = top["plugins"], let entries = reader.entries(plugins.value, what: "plugins") {
-            let known = reader.known(entries, allowed: Keys.plugins, in: "plugins")
+            let known = reader.known(entries, allowed: JobFileKeys.plugins, in: "plugins")
             if let paths = known["paths"], let list = reader.stringList(paths.value, what: "plugins.paths") {
                 file.pluginPaths = list.map { path, _ in
                     path.hasPrefix("/")
@@ -70,7 +70,7 @@ struct JobFileParser {
         }
         var defaults: [String: Entry] = [:]
         if let node = top["defaults"], let entries = reader.entries(node.value, what: "defaults") {
-            defaults = reader.known(entries, allowed: Keys.job, in: "defaults")
+            defaults = reader.known(entries, allowed: JobFileKeys.job, in: "defaults")
         }
         if let jobs = top["jobs"], let entries = reader.entries(jobs.value, what: "jobs") {
             for entry in entries {
@@ -117,7 +117,7 @@ struct JobFileParser {
             if !NodeReader.isNull(entry.value),
                 let fields = reader.entries(entry.value, what: "pipeline '\(entry.key)'")
             {
-                let known = reader.known(fields, allowed: Keys.pipeline, in: "pipeline '\(entry.key)'")
+                let known = reader.known(fields, allowed: JobFileKeys.pipeline, in: "pipeline '\(entry.key)'")
                 if let node = known["maxConcurrent"]?.value,
                     let value = reader.int(node, what: "maxConcurrent", range: 0...1_000_000)
                 {
@@ -155,7 +155,7 @@ struct JobFileParser {
             var definition = ConstraintDefinition(
                 name: entry.key, check: "", satisfy: "", workingDirectory: directory)
             if let fields = reader.entries(entry.value, what: what) {
-                let known = reader.known(fields, allowed: Keys.constraint, in: what)
+                let known = reader.known(fields, allowed: JobFileKeys.constraint, in: what)
                 for key in ["check", "satisfy"] {
                     guard let value = known[key]?.value else {
                         reader.error(entry.keyNode, "\(what) needs a '\(key)' command")
@@ -177,7 +177,7 @@ struct JobFileParser {
 
     private mutating func parseConnectivity(_ node: Node) -> ConnectivitySettings? {
         guard let entries = reader.entries(node, what: "connectivity") else { return nil }
-        let known = reader.known(entries, allowed: Keys.connectivity, in: "connectivity")
+        let known = reader.known(entries, allowed: JobFileKeys.connectivity, in: "connectivity")
         var settings = ConnectivitySettings(workingDirectory: directory)
         if let probe = known["probe"]?.value {
             settings.probe = reader.nonEmptyString(probe, what: "connectivity.probe")

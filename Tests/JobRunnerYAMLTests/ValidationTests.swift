@@ -85,6 +85,34 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
         #expect(result.workload?.job("test")?.needs == ["build"])
     }
 
+    /// Checks from other modules (plugins) see the jobs even when the files have errors, and
+    /// their problems join the others in location order, after those at the same place.
+    @Test func problemsAddedLaterAreSortedInAndAnErrorTakesTheWorkload() {
+        let text = "jobs:\n  a:\n    run: x\n    neds: [b]\n  c:\n    run: y\n"
+        let broken = JobFileLoader.load(texts: [("jobs.yaml", text)])
+        #expect(broken.workload == nil)
+        #expect(broken.jobsAsRead.jobs.map(\.id) == ["a", "c"])
+        let added = broken.adding([
+            Diagnostic(at: SourceLocation(file: "jobs.yaml", line: 5, column: 3), "later"),
+            Diagnostic(at: SourceLocation(file: "jobs.yaml", line: 4, column: 5), "same place"),
+            Diagnostic(at: SourceLocation(file: "jobs.yaml", line: 1, column: 1), "first"),
+        ])
+        #expect(
+            added.diagnostics.map(\.message) == [
+                "first", "unknown key 'neds' in job 'a'; did you mean 'needs'?", "same place", "later",
+            ])
+
+        let valid = JobFileLoader.load(texts: [("jobs.yaml", "jobs:\n  a:\n    run: x\n")])
+        #expect(valid.workload != nil)
+        let warned = valid.adding([
+            Diagnostic(.warning, at: SourceLocation(file: "jobs.yaml", line: 2, column: 3), "just so")
+        ])
+        #expect(warned.workload?.jobs.map(\.id) == ["a"])
+        #expect(
+            valid.adding([Diagnostic(at: SourceLocation(file: "jobs.yaml", line: 2, column: 3), "no")])
+                .workload == nil)
+    }
+
     @Test func missingPathsAreErrors() {
         let result = JobFileLoader.load(paths: ["/nonexistent/jobs"])
         #expect(

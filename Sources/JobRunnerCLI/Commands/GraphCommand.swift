@@ -17,7 +17,7 @@ struct GraphCommand: ParsableCommand {
     var format: Format = .dot
 
     func run() throws {
-        guard let workload = loadJobs(paths).result.workload else { throw ExitCode(ExitStatus.invalid) }
+        guard let workload = JobSet.load(paths).workload else { throw ExitCode(ExitStatus.invalid) }
         print(Self.render(workload, format: format), terminator: "")
     }
 

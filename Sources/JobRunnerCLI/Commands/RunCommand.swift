@@ -50,8 +50,8 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let loaded = loadJobs(paths)
-        guard let workload = loaded.result.workload else { throw ExitCode(ExitStatus.invalid) }
+        let jobSet = JobSet.load(paths)
+        guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         let stateDirectory = global.stateDirectory
         let lock: RunnerLock
         let store: LMDBQueueStore
@@ -77,10 +77,14 @@ struct RunCommand: AsyncParsableCommand {
         case .none, .auto: break
         }
 
+        let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
+        defer { pluginThreads.stop() }
+        let handlers = JobHandlers.standard(plugins: jobSet.plugins, pluginThreads: pluginThreads.pool)
+
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         let runner = Runner(
-            workload: workload, store: store, handler: JobHandlers.standard(plugins: loaded.plugins),
+            workload: workload, store: store, handler: handlers,
             observer: ObserverList(observers),
             orphans: ProcessGroups(), connectivity: Self.probe(for: workload),
             constraints: ShellConstraints(),

@@ -2,6 +2,7 @@ import Foundation
 import JobRunnerCore
 import JobRunnerPluginHost
 import JobRunnerShell
+import NIOPosix
 
 /// Sends each attempt to the handler its job asks for: the shell, a plugin in this process, or
 /// a plugin in a child process.
@@ -18,14 +19,17 @@ struct JobHandlers: JobHandler {
         }
     }
 
-    /// The handlers of a real run, on the system clock.
-    static func standard(plugins: PluginCatalog, clock: any RunnerClock = SystemClock()) -> JobHandlers {
+    /// The handlers of a real run, on the system clock; in-process plugin calls block the threads
+    /// of `pluginThreads`, which the caller starts and stops.
+    static func standard(
+        plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock()
+    ) -> JobHandlers {
         let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString)
             .resolvingSymlinksInPath
         let child = ChildCall(clock: clock)
         return JobHandlers(
             shell: ShellHandler(clock: clock),
-            inProcess: InProcessPluginHandler(catalog: plugins, clock: clock),
+            inProcess: InProcessPluginHandler(catalog: plugins, threads: pluginThreads, clock: clock),
             isolated: IsolatedPluginHandler(catalog: plugins) { arguments, input, log, timeout, onSpawn in
                 let outcome = await child.run(
                     executable: executable, arguments: arguments, input: input, errorLog: log,

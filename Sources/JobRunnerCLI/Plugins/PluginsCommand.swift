@@ -18,13 +18,11 @@ struct PluginsCommand: ParsableCommand {
     var paths: [String] = []
 
     func run() throws {
-        let jobPaths = paths.isEmpty ? ["jobs"] : paths
+        let jobPaths = JobSet.jobPaths(paths)
         // Only plugins.paths matter here; a job file with problems still lists what it can.
-        let workload = JobFileLoader.load(
-            paths: jobPaths.filter { FileManager.default.fileExists(atPath: $0) })
-        let pluginPaths = workload.workload?.pluginPaths ?? []
-        let catalog = PluginCatalog(
-            searchPath: PluginCatalog.standardSearchPath(pluginPaths: pluginPaths, jobPaths: jobPaths))
+        let files = JobFileLoader.load(paths: jobPaths.filter { FileManager.default.fileExists(atPath: $0) })
+        let catalog = JobSet.pluginCatalog(
+            pluginPaths: files.workload?.pluginPaths ?? [], jobPaths: jobPaths)
         print("search path (first match wins):")
         for directory in catalog.searchPath {
             let exists = FileManager.default.fileExists(atPath: directory)

@@ -1,6 +1,6 @@
 /// Every key the job file schema knows (SPEC 3), including those whose behaviour a later
 /// version adds: a misspelt key is an error, never silently ignored.
-enum Keys {
+enum JobFileKeys {
     static let topLevel = [
         "version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs",
     ]

@@ -1,47 +1,28 @@
-/// The JSON request of the plugin ABI (see `jobrunner_plugin.h`), as jobrunner sends it.
-public struct PluginRequest<Parameters> {
-    public var handler: String
-    public var job: String
-    public var run: String
-    public var attempt: Int
-    public var parameters: Parameters
-    public var needs: [String: [String: String]]
-    /// The attempt's log file.
-    public var log: String?
-    public var workdir: String
-
-    public init(
-        handler: String, job: String, run: String, attempt: Int, parameters: Parameters,
-        needs: [String: [String: String]], log: String?, workdir: String
-    ) {
-        self.handler = handler
-        self.job = job
-        self.run = run
-        self.attempt = attempt
-        self.parameters = parameters
-        self.needs = needs
-        self.log = log
-        self.workdir = workdir
-    }
-}
-
-extension PluginRequest: Encodable where Parameters: Encodable {}
-extension PluginRequest: Decodable where Parameters: Decodable {}
-extension PluginRequest: Sendable where Parameters: Sendable {}
-
-/// The JSON response of the plugin ABI.
+/// The JSON response of the plugin ABI: the plugin encodes it, the host decodes it, both with
+/// this type's `Codable`.
 public struct PluginResponse: Codable, Sendable, Equatable {
     /// How an attempt ended, as the ABI spells it.
     public enum Status: String, Codable, Sendable {
-        case succeeded, failed, retry, skipped
+        /// Done.
+        case succeeded
+        /// Failed: the retry policy decides whether another attempt comes.
+        case failed
+        /// Failed, asking to be tried again, whatever `retry.on` says.
+        case retry
+        /// Nothing to do: the job is `skipped`.
+        case skipped
     }
 
+    /// How the attempt ended.
     public var status: Status
+    /// Why it failed, was skipped or asks to be retried.
     public var message: String?
     /// Seconds; with `retry`, replaces the backoff.
     public var retryAfter: Double?
+    /// The job's outputs, for the jobs that need it.
     public var outputs: [String: String]?
 
+    /// A response with every member given.
     public init(
         status: Status, message: String? = nil, retryAfter: Double? = nil, outputs: [String: String]? = nil
     ) {

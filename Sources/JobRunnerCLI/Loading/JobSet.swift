@@ -1,0 +1,46 @@
+import JobRunnerCore
+import JobRunnerPluginHost
+import JobRunnerYAML
+
+/// The job files a command was given, loaded and checked, with the plugins their jobs name:
+/// what `run`, `validate` and `graph` start from.
+struct JobSet {
+    /// The workload when nothing was wrong, and every problem found, plugins' included.
+    let result: JobFileLoader.Result
+    /// The plugins of the jobs, loaded while checking them: `run` calls the same libraries.
+    let plugins: PluginCatalog
+
+    /// The checked jobs; nil when any problem is an error.
+    var workload: Workload? { result.workload }
+
+    /// Loads the job files among `paths` (default `jobs/`) and the plugins their jobs name, and
+    /// prints every problem to standard error, with a count line when any is an error.
+    static func load(_ paths: [String]) -> JobSet {
+        let jobPaths = self.jobPaths(paths)
+        let files = JobFileLoader.load(paths: jobPaths)
+        // Plugins are checked even when the files have errors, so every problem shows at once.
+        let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
+        let problems = plugins.problems(in: files.jobsAsRead).map { Diagnostic(at: $0.location, $0.message) }
+        let result = files.adding(problems)
+        for diagnostic in result.diagnostics { printError(diagnostic.description) }
+        if result.diagnostics.hasErrors {
+            let count = result.diagnostics.filter { $0.severity == .error }.count
+            printError("\(count) error\(count == 1 ? "" : "s"); nothing was run")
+        }
+        return JobSet(result: result, plugins: plugins)
+    }
+
+    /// The paths a command works on: those given, else `jobs/`.
+    static func jobPaths(_ paths: [String]) -> [String] {
+        paths.isEmpty ? ["jobs"] : paths
+    }
+
+    /// Where the plugins of these job files are looked for (SPEC 6).
+    /// - Parameters:
+    ///   - pluginPaths: `plugins.paths` of the job files, absolute.
+    ///   - jobPaths: the files and directories the command was given.
+    static func pluginCatalog(pluginPaths: [String], jobPaths: [String]) -> PluginCatalog {
+        PluginCatalog(
+            searchPath: PluginCatalog.standardSearchPath(pluginPaths: pluginPaths, jobPaths: jobPaths))
+    }
+}

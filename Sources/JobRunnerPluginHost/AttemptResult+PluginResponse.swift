@@ -1,0 +1,37 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerPluginAPI
+
+extension AttemptResult {
+    /// What the runner makes of a plugin's response, decoded as the `PluginResponse` the plugin
+    /// side encodes; one it cannot read fails the attempt, saying so.
+    init(pluginResponse response: [UInt8]) {
+        guard let decoded = try? JSONDecoder().decode(PluginResponse.self, from: Data(response)) else {
+            let text = String(decoding: response.prefix(200), as: UTF8.self)
+            self.init(outcome: .failed, reason: "plugin response is not valid JSON: \(text)")
+            return
+        }
+        let outputs = decoded.outputs ?? [:]
+        switch decoded.status {
+        case .succeeded:
+            self.init(outcome: .succeeded, outputs: outputs)
+        case .failed:
+            self.init(outcome: .failed, reason: decoded.message ?? "failed", outputs: outputs)
+        case .retry:
+            let after = decoded.retryAfter.flatMap { seconds -> Duration? in
+                // Negative, not a number, or more milliseconds than Int64 holds (converting
+                // those would trap): not a delay, so the backoff applies.
+                guard seconds >= 0, let milliseconds = Int64(exactly: (seconds * 1000).rounded(.down)) else {
+                    return nil
+                }
+                return .milliseconds(milliseconds)
+            }
+            // Like a shell job's exit 75 (EX_TEMPFAIL): retried whatever `retry.on` says.
+            self.init(
+                outcome: .tempfail, reason: decoded.message.flatMap { $0.isEmpty ? nil : $0 } ?? "retry",
+                outputs: outputs, retryAfter: after)
+        case .skipped:
+            self.init(outcome: .skipped, reason: decoded.message ?? "skipped by the plugin", outputs: outputs)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import JobRunnerCore
+import JobRunnerPluginAPI
+
+extension PluginRequest where Parameters == JSONValue {
+    /// The request for one attempt of a plugin job.
+    init(attempt: AttemptRequest, handler: String) {
+        self.init(
+            handler: handler, job: attempt.job.id, run: attempt.runID, attempt: attempt.attempt,
+            parameters: .object(attempt.job.parameters), needs: attempt.neededOutputs, log: attempt.logPath,
+            workdir: attempt.job.workingDirectory)
+    }
+
+    /// The request's JSON, as `JSONEncoder` would write it but members in key order, written
+    /// directly: `JSONEncoder` cost more than the call itself on no-op handlers. The plugin side
+    /// decodes these bytes as this same type (`PluginRequestEncodingTests` holds the two
+    /// together); a member added to `PluginRequest` must be added here too.
+    var jsonBytes: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writer.beginObject()
+        writer.member("attempt", attempt)
+        writer.member("handler", handler)
+        writer.member("job", job)
+        writer.member("log", log)
+        writer.key("needs")
+        writer.beginObject()
+        for neededJob in needs.keys.sorted() {
+            writer.member(neededJob, needs[neededJob] ?? [:])
+        }
+        writer.endObject()
+        writer.member("parameters", parameters)
+        writer.member("run", run)
+        writer.member("workdir", workdir)
+        writer.endObject()
+        return writer.bytes
+    }
+}

@@ -1,0 +1,27 @@
+import Testing
+
+@testable import JobRunnerCLI
+
+@Suite struct PluginThreadsTests {
+    @Test func theEnvironmentSetsTheCountElseTwiceTheCoresAtLeastFour() {
+        #expect(PluginThreads.count(environment: [:], activeProcessors: 1) == 4)
+        #expect(PluginThreads.count(environment: [:], activeProcessors: 8) == 16)
+        #expect(PluginThreads.count(environment: ["JOBRUNNER_PLUGIN_THREADS": "3"], activeProcessors: 8) == 3)
+        #expect(PluginThreads.count(environment: ["JOBRUNNER_PLUGIN_THREADS": "0"], activeProcessors: 8) == 1)
+        #expect(
+            PluginThreads.count(environment: ["JOBRUNNER_PLUGIN_THREADS": "-5"], activeProcessors: 8) == 1)
+        #expect(
+            PluginThreads.count(environment: ["JOBRUNNER_PLUGIN_THREADS": "many"], activeProcessors: 2) == 4)
+    }
+
+    /// A run's threads take work until the run stops them; after that a call is turned away at
+    /// once, not left waiting.
+    @Test func stoppedThreadsTurnCallsAway() async throws {
+        let threads = PluginThreads(environment: ["JOBRUNNER_PLUGIN_THREADS": "2"])
+        #expect(threads.pool.numberOfThreads == 2)
+        let ran = try await threads.pool.runIfActive { 42 }
+        #expect(ran == 42)
+        threads.stop()
+        await #expect(throws: (any Error).self) { try await threads.pool.runIfActive { 1 } }
+    }
+}
