@@ -18,8 +18,10 @@ build: setup
 release: setup
 	$(SWIFT) build -c release
 
+# The state directory goes under .build/, like everything else a build or a run writes, so
+# `make run` leaves the repository's tree as it was (the default, ./.jobrunner, would be in it).
 run: build
-	.build/debug/jobrunner run jobs/
+	.build/debug/jobrunner run --state .build/jobrunner-state jobs/
 
 # Builds every product first: the tests run the jobrunner binary and load the plugin libraries
 # (libnoop.so, libhello.so, libtestkit.so, ...) built beside it.
