@@ -48,7 +48,8 @@ final class Environment: @unchecked Sendable {
                 tables.requests = try txn.open("requests")
             }
         } catch {
-            mdb_env_close(env)
+            // `self` is whole by now: `deinit` closes the environment (closing it here too was
+            // a double free).
             throw error
         }
         self.tables = tables

@@ -29,6 +29,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                 "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory"
             )
         }
+        try DataFileCheck.verify(directory + "/data.mdb")
         do {
             environment = try Environment(directory: directory, mapSize: mapSize)
         } catch {

@@ -64,6 +64,16 @@ public struct PipelineDefinition: Sendable, Hashable {
     }
 }
 
+extension PipelineDefinition {
+    /// Pipelines by name, the last of a name winning, with `default` added when missing.
+    public static func table(_ pipelines: [PipelineDefinition]) -> [String: PipelineDefinition] {
+        var table: [String: PipelineDefinition] = [:]
+        for pipeline in pipelines { table[pipeline.name] = pipeline }
+        if table[defaultName] == nil { table[defaultName] = PipelineDefinition(name: defaultName) }
+        return table
+    }
+}
+
 /// One job as loaded from a job file: everything the runner needs to run it.
 public struct JobDefinition: Sendable, Hashable {
     public var id: String

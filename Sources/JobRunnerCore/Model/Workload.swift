@@ -24,12 +24,7 @@ public struct Workload: Sendable {
         self.connectivity = connectivity
         self.constraints = Dictionary(
             constraints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var table: [String: PipelineDefinition] = [:]
-        for pipeline in pipelines { table[pipeline.name] = pipeline }
-        if table[PipelineDefinition.defaultName] == nil {
-            table[PipelineDefinition.defaultName] = PipelineDefinition(name: PipelineDefinition.defaultName)
-        }
-        self.pipelines = table
+        self.pipelines = PipelineDefinition.table(pipelines)
         var index: [String: Int] = [:]
         for (offset, job) in jobs.enumerated() { index[job.id] = offset }
         self.indexByID = index

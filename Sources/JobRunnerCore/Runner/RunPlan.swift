@@ -47,12 +47,7 @@ public struct RunPlan: Sendable {
 
     public init(jobs: [Job], pipelines: [PipelineDefinition]) {
         self.jobs = jobs
-        var table: [String: PipelineDefinition] = [:]
-        for pipeline in pipelines { table[pipeline.name] = pipeline }
-        if table[PipelineDefinition.defaultName] == nil {
-            table[PipelineDefinition.defaultName] = PipelineDefinition(name: PipelineDefinition.defaultName)
-        }
-        self.pipelines = table
+        self.pipelines = PipelineDefinition.table(pipelines)
         var index: [String: Int] = [:]
         var dependents: [String: [String]] = [:]
         for (offset, job) in jobs.enumerated() {

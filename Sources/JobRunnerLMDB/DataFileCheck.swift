@@ -1,0 +1,72 @@
+import Foundation
+import JobRunnerCore
+
+/// What can be checked of `data.mdb` before LMDB maps it: LMDB trusts its file, and a truncated
+/// or overwritten one makes it read past the end of the mapping (SIGBUS) or follow garbage
+/// pointers. Both meta pages are read with plain `read`s; the newest valid one must describe a
+/// file at least as long as the one on disk.
+enum DataFileCheck {
+    /// LMDB's magic number at the start of each meta page's body.
+    static let magic: UInt32 = 0xBEEF_C0DE
+    /// The only data file version this LMDB writes.
+    static let version: UInt32 = 1
+
+    /// A meta page as far as it is checked here (lmdb's `MDB_meta`, after the 16-byte page header).
+    struct Meta: Equatable {
+        var pageSize: UInt32
+        var lastPage: UInt64
+        var transaction: UInt64
+    }
+
+    /// Throws a `.corrupt` error that says what is wrong when the file cannot be a database LMDB
+    /// may map; a missing file is fine (LMDB creates it).
+    static func verify(_ path: String) throws(StoreError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        func damaged(_ why: String) -> StoreError {
+            StoreError(
+                .corrupt,
+                "the state database \(path) is damaged: \(why); restore it from a backup, or move the state directory aside to start afresh"
+            )
+        }
+        guard size > 0 else {
+            throw damaged("the file is empty, so its history is gone")
+        }
+        try? handle.seek(toOffset: 0)
+        let head = (try? handle.read(upToCount: 16 + 160)) ?? Data()
+        guard let first = meta(in: head) else { throw damaged("its first meta page is not LMDB's") }
+        let pageSize = UInt64(first.pageSize)
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+            throw damaged("its page size \(pageSize) is not one LMDB writes")
+        }
+        guard size >= 2 * pageSize else { throw damaged("it is shorter than its two meta pages") }
+        try? handle.seek(toOffset: pageSize)
+        let second = meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data())
+        // LMDB uses the meta page with the higher transaction id; both are written in turn.
+        let newest = [first, second].compactMap { $0 }.max { $0.transaction < $1.transaction } ?? first
+        let needed = (newest.lastPage + 1) * pageSize
+        guard needed <= size else {
+            throw damaged("it holds \(size) bytes but its pages reach to byte \(needed) (truncated?)")
+        }
+    }
+
+    /// The meta page at the start of `page`, or nil when its magic or version is wrong.
+    static func meta(in page: Data) -> Meta? {
+        guard page.count >= 16 + 136 else { return nil }
+        let bytes = [UInt8](page)
+        func integer<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
+            var value: T = 0
+            for index in (0..<MemoryLayout<T>.size).reversed() {
+                value = value << 8 | T(bytes[offset + index])
+            }
+            return value
+        }
+        // MDB_meta: magic, version, address, mapsize, two MDB_db of 48 bytes (the first one's
+        // md_pad holds the page size), last page, transaction id.
+        guard integer(16, UInt32.self) == magic, integer(20, UInt32.self) == version else { return nil }
+        return Meta(
+            pageSize: integer(40, UInt32.self), lastPage: integer(136, UInt64.self),
+            transaction: integer(144, UInt64.self))
+    }
+}
