@@ -43,38 +43,54 @@ public struct StateDirectory: Sendable {
 
     /// Takes the runner lock, held until the returned value is released or the process dies
     /// (even by SIGKILL: the kernel drops an flock with its last descriptor).
+    ///
+    /// The lock is an flock on the state directory itself, not on a file in it: a file can be
+    /// unlinked or replaced while a runner holds it, and a second runner would then lock the new
+    /// one and work beside the first. `runner.lock` only records the holder's pid, for messages.
     public func lockForRunner() throws(StoreError) -> RunnerLock {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             throw StoreError(
                 .unusable,
-                "cannot open \(lockPath): \(String(cString: strerror(errno))); check the state directory's permissions"
+                "cannot open the state directory \(path): \(String(cString: strerror(errno))); check its permissions"
             )
         }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let holder = Self.readPID(fd: fd)
             close(fd)
-            let who = holder.map { "another jobrunner (pid \($0))" } ?? "another jobrunner"
+            let who = recordedPID().map { "another jobrunner (pid \($0))" } ?? "another jobrunner"
             throw StoreError(
                 .locked,
                 "the state directory \(path) is in use by \(who); wait for it to finish, stop it, or pass --state DIR"
             )
         }
-        let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        // Written aside and renamed into place, so a losing racer reads a whole pid.
+        let staging = "\(lockPath).\(getpid())"
+        let pidFile = open(staging, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if pidFile >= 0 {
+            let text = Array("\(getpid())\n".utf8)
+            _ = text.withUnsafeBytes { write(pidFile, $0.baseAddress, $0.count) }
+            close(pidFile)
+            if rename(staging, lockPath) != 0 { unlink(staging) }
+        }
         return RunnerLock(fd: fd)
     }
 
-    /// The pid recorded in the lock file while a runner holds it, or nil when none does.
+    /// The pid of the runner that holds the lock, or nil when none does (or its pid file is gone).
     public func lockHolder() -> Int32? {
-        let fd = open(lockPath, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {
             flock(fd, LOCK_UN)
             return nil
         }
+        return recordedPID()
+    }
+
+    private func recordedPID() -> Int32? {
+        let fd = open(lockPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
         return Self.readPID(fd: fd)
     }
 

@@ -94,9 +94,27 @@ import Testing
         lock = nil
         // A process another test spawned while the lock was held keeps a copy of its descriptor
         // until it execs; wait that out (blocking flock), so only our release is judged.
-        #expect(await released(state.lockPath, within: .seconds(30)))
+        #expect(await released(state.path, within: .seconds(30)))
         #expect(state.lockHolder() == nil)
         _ = try state.lockForRunner()
+    }
+
+    /// Deleting or replacing `runner.lock` under a live runner must not let a second one in.
+    @Test func theLockSurvivesItsFileBeingDeleted() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory)
+        try state.prepare()
+        let lock = try state.lockForRunner()
+        defer { withExtendedLifetime(lock) {} }
+        try FileManager.default.removeItem(atPath: state.lockPath)
+        try Data("999999\n".utf8).write(to: URL(fileURLWithPath: state.lockPath))
+        #expect {
+            _ = try state.lockForRunner()
+        } throws: { error in
+            (error as? StoreError)?.code == .locked
+        }
+        #expect(state.lockHolder() != nil, "still held")
     }
 
     /// Whether nothing holds `path`'s flock within `limit`: a thread waits for it with a
