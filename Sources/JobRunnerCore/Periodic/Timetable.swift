@@ -1,0 +1,271 @@
+import Foundation
+
+/// What the ``Timetable`` needs of a schedule: its fire dates.
+public protocol FireSchedule: Sendable {
+    /// The first fire date strictly after `date`; `anchor` is when the job was first seen
+    /// (`every:` counts from it). Nil when the schedule never fires again.
+    func nextFireDate(after date: Date, anchor: Date) -> Date?
+}
+
+/// An occurrence of a periodic job: the job and its scheduled date (SPEC 5.8).
+public struct Occurrence: Sendable, Hashable, Comparable {
+    public var jobID: String
+    public var scheduledAt: Date
+
+    public init(jobID: String, scheduledAt: Date) {
+        self.jobID = jobID
+        self.scheduledAt = scheduledAt
+    }
+
+    public static func < (lhs: Occurrence, rhs: Occurrence) -> Bool {
+        (lhs.scheduledAt, lhs.jobID) < (rhs.scheduledAt, rhs.jobID)
+    }
+}
+
+/// Where a periodic job stands across runs, as stored: what the next start of a runner needs to
+/// neither lose nor repeat an occurrence.
+public struct ScheduleRecord: Sendable, Hashable, Codable {
+    public var jobID: String
+    /// When the job was first seen: its first occurrence's date, and `every:`'s origin.
+    public var anchor: Date
+    /// The scheduled date of the last occurrence decided (started, queued, skipped or missed):
+    /// the next one is the first fire date after it.
+    public var lastScheduled: Date?
+    /// The schedule these dates were computed for; another one recomputes the next date.
+    public var schedule: String
+
+    public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
+        self.jobID = jobID
+        self.anchor = anchor
+        self.lastScheduled = lastScheduled
+        self.schedule = schedule
+    }
+}
+
+/// Decides when each periodic job's occurrences start (SPEC 5.8): due dates, catch-up after
+/// downtime, overlap with a running occurrence. Pure like the ``Scheduler``: it is told the time
+/// and what ended, and answers with what to start, what to record and when to look again.
+public struct Timetable {
+    /// A periodic job as the timetable sees it.
+    public struct Job: Sendable {
+        public var id: String
+        public var schedule: any FireSchedule
+        /// The schedule's text, stored so a changed schedule is noticed.
+        public var scheduleText: String
+        public var catchUp: CatchUpPolicy
+        public var overlap: OverlapPolicy
+
+        public init(
+            id: String, schedule: any FireSchedule, scheduleText: String, catchUp: CatchUpPolicy = .latest,
+            overlap: OverlapPolicy = .skip
+        ) {
+            self.id = id
+            self.schedule = schedule
+            self.scheduleText = scheduleText
+            self.catchUp = catchUp
+            self.overlap = overlap
+        }
+    }
+
+    /// What the timetable decided.
+    public struct Decision: Sendable, Hashable {
+        /// Occurrences to start now, oldest first.
+        public var starts: [Occurrence] = []
+        /// Running occurrences to end now, because a newer one replaces them (`overlap: replace`).
+        public var replaced: [Occurrence] = []
+        /// Occurrences that came due while the last still ran and were skipped (`overlap: skip`).
+        public var skipped: [Occurrence] = []
+        /// Occurrences missed during downtime that are not run (`catchUp`).
+        public var missed: [Occurrence] = []
+        /// Schedule records to store before any of this is acted on.
+        public var records: [ScheduleRecord] = []
+
+        public init() {}
+
+        public var isEmpty: Bool {
+            starts.isEmpty && replaced.isEmpty && skipped.isEmpty && missed.isEmpty && records.isEmpty
+        }
+    }
+
+    /// At most this many missed occurrences of one job run after downtime with `catchUp: all`.
+    public static let catchUpLimit = 100
+    /// An occurrence found due no later than this after its date is on time, not missed: a
+    /// runner wakes a little after each date.
+    public static let lateness: TimeInterval = 60
+
+    private var jobs: [String: Job] = [:]
+    private var records: [String: ScheduleRecord]
+    /// The running occurrence of each job, and the one queued behind it.
+    private var running: [String: Occurrence] = [:]
+    private var queued: [String: Occurrence] = [:]
+    /// Missed occurrences that `catchUp: all` runs one after another, oldest first.
+    private var backlog: [String: [Occurrence]] = [:]
+
+    /// - Parameter records: the stored schedule records, by job id.
+    public init(jobs: [Job], records: [String: ScheduleRecord]) {
+        self.records = records
+        for job in jobs { self.jobs[job.id] = job }
+    }
+
+    /// When the timetable must be asked again: the earliest next date of a job.
+    public var nextWakeDate: Date? {
+        jobs.values.compactMap { nextDate(of: $0) }.min()
+    }
+
+    /// The next scheduled date of a job, if it has one.
+    public func nextDate(of id: String) -> Date? { jobs[id].flatMap(nextDate(of:)) }
+
+    /// The stored record of a job.
+    public func record(_ id: String) -> ScheduleRecord? { records[id] }
+
+    /// Whether an occurrence of the job runs.
+    public func isRunning(_ id: String) -> Bool { running[id] != nil }
+
+    /// Decides what is due at `now`: a job seen for the first time is due at once; the others
+    /// at their dates, caught up after downtime as `catchUp` says.
+    public mutating func tick(now: Date) -> Decision {
+        var decision = Decision()
+        for id in jobs.keys.sorted() {
+            guard let job = jobs[id] else { continue }
+            guard var record = records[id] else {
+                // First seen: its first occurrence is due now.
+                let record = ScheduleRecord(
+                    jobID: id, anchor: now, lastScheduled: now, schedule: job.scheduleText)
+                records[id] = record
+                decision.records.append(record)
+                arrive(Occurrence(jobID: id, scheduledAt: now), job: job, into: &decision)
+                continue
+            }
+            if record.schedule != job.scheduleText {
+                // A changed schedule counts from now: its next date is its first after now.
+                record = ScheduleRecord(
+                    jobID: id, anchor: now, lastScheduled: now, schedule: job.scheduleText)
+                records[id] = record
+                decision.records.append(record)
+                continue
+            }
+            let due = dueDates(of: job, record: record, now: now)
+            guard let last = due.last else { continue }
+            record.lastScheduled = last
+            records[id] = record
+            decision.records.append(record)
+            // On time: found due soon after its date. Late: missed while no runner was there.
+            let onTime = due.filter { now.timeIntervalSince($0) <= Self.lateness }
+            let chosen: [Date]
+            switch job.catchUp {
+            case .none: chosen = onTime
+            case .latest: chosen = Array(due.suffix(1))
+            case .all: chosen = Array(due.suffix(Self.catchUpLimit))
+            }
+            let kept = Set(chosen)
+            decision.missed += due.filter { !kept.contains($0) }.map {
+                Occurrence(jobID: id, scheduledAt: $0)
+            }
+            var arriving = chosen.map { Occurrence(jobID: id, scheduledAt: $0) }
+            if job.catchUp == .all && arriving.count > 1 {
+                // A backlog runs in full, one after another, whatever `overlap` says of new ones.
+                backlog[id, default: []] += arriving.dropFirst()
+                arriving = Array(arriving.prefix(1))
+            }
+            for occurrence in arriving { arrive(occurrence, job: job, into: &decision) }
+        }
+        decision.starts.sort()
+        return decision
+    }
+
+    /// An occurrence ended; the one queued behind it starts.
+    public mutating func ended(_ occurrence: Occurrence) -> Decision {
+        var decision = Decision()
+        guard running[occurrence.jobID] == occurrence else { return decision }
+        running[occurrence.jobID] = nil
+        if var waiting = backlog[occurrence.jobID], !waiting.isEmpty {
+            let next = waiting.removeFirst()
+            backlog[occurrence.jobID] = waiting.isEmpty ? nil : waiting
+            running[occurrence.jobID] = next
+            decision.starts.append(next)
+        } else if let next = queued.removeValue(forKey: occurrence.jobID) {
+            running[occurrence.jobID] = next
+            decision.starts.append(next)
+        }
+        return decision
+    }
+
+    /// Takes reloaded definitions: new jobs are scheduled at the next tick, removed ones are
+    /// dropped (their running occurrence ends on its own), a changed schedule recomputes the
+    /// next date from now.
+    public mutating func reload(_ jobs: [Job]) {
+        var table: [String: Job] = [:]
+        for job in jobs { table[job.id] = job }
+        for id in self.jobs.keys where table[id] == nil {
+            queued[id] = nil
+            backlog[id] = nil
+        }
+        self.jobs = table
+    }
+
+    /// An occurrence came due: it starts, or the overlap rule decides what becomes of it.
+    private mutating func arrive(_ occurrence: Occurrence, job: Job, into decision: inout Decision) {
+        let id = occurrence.jobID
+        guard let current = running[id] else {
+            running[id] = occurrence
+            decision.starts.append(occurrence)
+            return
+        }
+        switch job.overlap {
+        case .skip:
+            decision.skipped.append(occurrence)
+        case .queue:
+            if let waiting = queued[id] { decision.skipped.append(waiting) }
+            queued[id] = occurrence
+        case .replace:
+            if !decision.replaced.contains(current) { decision.replaced.append(current) }
+            if let waiting = queued[id] { decision.skipped.append(waiting) }
+            queued[id] = occurrence
+        }
+    }
+
+    private func nextDate(of job: Job) -> Date? {
+        guard let record = records[job.id], record.schedule == job.scheduleText else {
+            return Date.distantPast  // first seen: due at once
+        }
+        return job.schedule.nextFireDate(after: record.lastScheduled ?? record.anchor, anchor: record.anchor)
+    }
+
+    /// The fire dates after the last decided one, up to `now`; bounded so a long downtime of a
+    /// frequent job costs no more than the catch-up limit needs.
+    private func dueDates(of job: Job, record: ScheduleRecord, now: Date) -> [Date] {
+        var dates: [Date] = []
+        var cursor = record.lastScheduled ?? record.anchor
+        var skippedCount = 0
+        while let next = job.schedule.nextFireDate(after: cursor, anchor: record.anchor), next <= now {
+            dates.append(next)
+            if dates.count > Self.catchUpLimit + 1 {
+                dates.removeFirst()
+                skippedCount += 1
+            }
+            cursor = next
+            if skippedCount > 1_000_000 { break }
+        }
+        return dates
+    }
+}
+
+/// What runs after downtime (SPEC 5.8 `catchUp`).
+public enum CatchUpPolicy: String, Sendable, Hashable, CaseIterable {
+    /// Missed occurrences are dropped.
+    case none
+    /// The latest missed occurrence runs.
+    case latest
+    /// Each missed occurrence runs, at most ``Timetable/catchUpLimit``.
+    case all
+}
+
+/// What happens when an occurrence comes due while the last one still runs (SPEC 5.8 `overlap`).
+public enum OverlapPolicy: String, Sendable, Hashable, CaseIterable {
+    /// It is skipped (recorded, with a `disabled` event).
+    case skip
+    /// It waits for the running one; at most one waits.
+    case queue
+    /// The running one is ended and the new one starts.
+    case replace
+}
