@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerShellTests",
-            dependencies: ["JobRunnerShell", "JobRunnerCore"]
+            dependencies: ["JobRunnerShell", "JobRunnerCore", "JobRunnerTesting"]
         ),
         .testTarget(
             name: "JobRunnerCLITests",
