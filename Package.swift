@@ -107,7 +107,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerShellTests",
-            dependencies: ["JobRunnerShell", "JobRunnerCore"]
+            dependencies: ["JobRunnerShell", "JobRunnerCore", "JobRunnerTesting"]
         ),
         .testTarget(
             name: "JobRunnerPluginHostTests",

@@ -18,10 +18,11 @@ public enum ChildExit: Sendable, Equatable {
 
 /// Runs a child process: `arguments` for the `jobrunner` executable, `input` on its standard
 /// input; its standard output comes back, its standard error goes to `log`. The child gets its
-/// own process group, which a timeout or a stop ends; `onSpawn` gets its pid.
+/// own process group, which a timeout or a stop ends (SIGTERM, then SIGKILL after `killGrace`);
+/// `onSpawn` gets its pid.
 public typealias ChildRunner =
     @Sendable (
-        _ arguments: [String], _ input: [UInt8], _ log: String, _ timeout: Duration?,
+        _ arguments: [String], _ input: [UInt8], _ log: String, _ timeout: Duration?, _ killGrace: Duration,
         _ onSpawn: @escaping @Sendable (Int32) -> Void
     ) async -> ChildExit
 
@@ -50,7 +51,7 @@ public struct IsolatedPluginHandler: JobHandler {
         let exit = await runChild(
             ["plugin-call", "--library", plugin.path, "--plugin", plugin.name, "--handler", handler], bytes,
             request.logPath,
-            request.job.timeout, request.onSpawn)
+            request.job.timeout, request.job.killGrace, request.onSpawn)
         switch exit {
         case .exited(0, let output):
             return AttemptResult(pluginResponse: output)

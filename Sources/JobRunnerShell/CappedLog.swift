@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// An attempt's log file, capped by keeping the head and the tail (SPEC 5.2): the first
 /// `headLimit` bytes go straight to disk, the last `tailLimit` bytes are kept in memory, and
@@ -8,71 +9,31 @@ import Glibc
 /// The file (and its directory) is created at the first byte of output: an attempt that
 /// prints nothing costs no file-system work, which matters because every file created
 /// lengthens the journal commit that the store's next fsync waits for.
-public final class CappedLog {
+///
+/// Sendable because a child's output arrives on the task that reads its pipe while the handler
+/// that made the log writes its own notes and finishes it; a lock orders them.
+public final class CappedLog: Sendable {
+    /// 10 MiB per attempt, as SPEC 5.2 says.
     public static let defaultLimit = 10 << 20
 
-    private let path: String
-    private var fd: Int32 = -1
-    /// Why the file could not be opened, if it could not; output is then dropped.
-    public private(set) var openError: String?
-    private let headLimit: Int
-    private let tailLimit: Int
-    private var written = 0
-    private var tail: [UInt8] = []
-    /// Start of the oldest byte in `tail` once it has wrapped around.
-    private var tailStart = 0
-    private var cut = 0
-    private var finished = false
+    private let state: Mutex<State>
 
     /// A log that will be written to `path` (truncated) once there is output.
     public init(path: String, limit: Int = CappedLog.defaultLimit) {
-        self.path = path
-        headLimit = limit / 2
-        tailLimit = limit - limit / 2
+        state = Mutex(State(path: path, headLimit: limit / 2, tailLimit: limit - limit / 2))
     }
 
-    deinit { if fd >= 0 { close(fd) } }
-
-    /// Opens the file on first use; false when it cannot be (the reason is in `openError`).
-    private func ensureOpen() -> Bool {
-        if fd >= 0 { return true }
-        if openError != nil { return false }
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 && errno == ENOENT {
-            // First output of this job: make its directory (and the run's).
-            let directory = (path as NSString).deletingLastPathComponent
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        }
-        if fd < 0 { openError = "cannot write \(path): \(String(cString: strerror(errno)))" }
-        return fd >= 0
+    deinit {
+        let fd = state.withLock { $0.fd }
+        if fd >= 0 { close(fd) }
     }
+
+    /// Why the file could not be opened, if it could not; output is then dropped.
+    public var openError: String? { state.withLock { $0.openError } }
 
     /// Adds output bytes.
     public func append(_ bytes: UnsafeRawBufferPointer) {
-        var rest = bytes
-        if written < headLimit {
-            let take = min(headLimit - written, rest.count)
-            writeAll(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
-            written += take
-            rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-        }
-        guard !rest.isEmpty else { return }
-        if rest.count >= tailLimit {
-            cut += tail.count + rest.count - tailLimit
-            tail = Array(rest[(rest.count - tailLimit)...])
-            tailStart = 0
-            return
-        }
-        for byte in rest {
-            if tail.count < tailLimit {
-                tail.append(byte)
-            } else {
-                tail[tailStart] = byte
-                tailStart = (tailStart + 1) % tailLimit
-                cut += 1
-            }
-        }
+        state.withLock { $0.append(bytes) }
     }
 
     /// Adds a line of text, e.g. jobrunner's own note about why an attempt could not start.
@@ -83,27 +44,92 @@ public final class CappedLog {
 
     /// Writes the kept tail and closes the file.
     public func finish() {
-        guard !finished else { return }
-        finished = true
-        if cut > 0 {
-            let note =
-                "\n[jobrunner: \(cut) bytes of output cut here to keep the log under \(headLimit + tailLimit) bytes]\n"
-            Array(note.utf8).withUnsafeBytes { writeAll($0) }
-        }
-        let ordered = Array(tail[tailStart...] + tail[..<tailStart])
-        ordered.withUnsafeBytes { writeAll($0) }
+        state.withLock { $0.finish() }
     }
 
-    private func writeAll(_ bytes: UnsafeRawBufferPointer) {
-        guard !bytes.isEmpty, ensureOpen() else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let result = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-            if result < 0 {
-                if errno == EINTR { continue }
+    private struct State {
+        let path: String
+        let headLimit: Int
+        let tailLimit: Int
+        var fd: Int32 = -1
+        var openError: String?
+        var written = 0
+        var tail: [UInt8] = []
+        /// Start of the oldest byte in `tail` once it has wrapped around.
+        var tailStart = 0
+        var cut = 0
+        var finished = false
+
+        init(path: String, headLimit: Int, tailLimit: Int) {
+            self.path = path
+            self.headLimit = headLimit
+            self.tailLimit = tailLimit
+        }
+
+        /// Opens the file on first use; false when it cannot be (the reason is in `openError`).
+        private mutating func ensureOpen() -> Bool {
+            if fd >= 0 { return true }
+            if openError != nil { return false }
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            if fd < 0 && errno == ENOENT {
+                // First output of this job: make its directory (and the run's).
+                let directory = (path as NSString).deletingLastPathComponent
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            }
+            if fd < 0 { openError = "cannot write \(path): \(String(cString: strerror(errno)))" }
+            return fd >= 0
+        }
+
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            var rest = bytes
+            if written < headLimit {
+                let take = min(headLimit - written, rest.count)
+                writeAll(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+                written += take
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+            }
+            guard !rest.isEmpty else { return }
+            if rest.count >= tailLimit {
+                cut += tail.count + rest.count - tailLimit
+                tail = Array(rest[(rest.count - tailLimit)...])
+                tailStart = 0
                 return
             }
-            offset += result
+            for byte in rest {
+                if tail.count < tailLimit {
+                    tail.append(byte)
+                } else {
+                    tail[tailStart] = byte
+                    tailStart = (tailStart + 1) % tailLimit
+                    cut += 1
+                }
+            }
+        }
+
+        mutating func finish() {
+            guard !finished else { return }
+            finished = true
+            if cut > 0 {
+                let note =
+                    "\n[jobrunner: \(cut) bytes of output cut here to keep the log under \(headLimit + tailLimit) bytes]\n"
+                Array(note.utf8).withUnsafeBytes { writeAll($0) }
+            }
+            let ordered = Array(tail[tailStart...] + tail[..<tailStart])
+            ordered.withUnsafeBytes { writeAll($0) }
+        }
+
+        private mutating func writeAll(_ bytes: UnsafeRawBufferPointer) {
+            guard !bytes.isEmpty, ensureOpen() else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let result = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += result
+            }
         }
     }
 }

@@ -7,10 +7,10 @@ import Foundation
 /// told `maxConcurrent: 0` over 20,000 jobs would otherwise try to start them all together and
 /// run out of descriptors. Attempts beyond the limit wait here, in order, before they spawn;
 /// their timeouts start when they do.
+///
+/// One limiter serves a whole runner: the command line makes it and hands it to every handler
+/// that starts children, rather than each reaching for a global.
 public actor ChildSlots {
-    /// Shared by the shell handler and isolated plugin calls.
-    public static let shared = ChildSlots(capacity: defaultCapacity)
-
     /// The capacity for this process's soft limit on open files (`ulimit -n`).
     public static var defaultCapacity: Int {
         var limit = rlimit()
@@ -25,10 +25,12 @@ public actor ChildSlots {
         min(max(8, (limit - 256) / 8), 65_536)
     }
 
+    /// How many children may run at once.
     public nonisolated let capacity: Int
     private var available: Int
     private var waiting = Deque<CheckedContinuation<Void, Never>>()
 
+    /// A limiter of `capacity` slots (at least one), like ``defaultCapacity``.
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
         available = self.capacity

@@ -4,18 +4,30 @@ import JobRunnerCore
 /// `connectivity.probe`: a shell command whose exit 0 means online. A probe that runs longer
 /// than its time limit means offline.
 public struct CommandProbe: ConnectivityProbe {
+    /// The command, for `/bin/sh -c`.
     public var command: String
+    /// Where it runs: the directory of the file that declares it.
     public var workingDirectory: String?
+    /// How long one probe may take before it counts as offline.
     public var timeLimit: Duration
+    /// Measures the time limit and the grace period after it.
+    public var clock: any RunnerClock
 
-    public init(command: String, workingDirectory: String?, timeLimit: Duration) {
+    /// A probe whose time is measured on `clock`.
+    public init(
+        command: String, workingDirectory: String?, timeLimit: Duration,
+        clock: any RunnerClock = SystemClock()
+    ) {
         self.command = command
         self.workingDirectory = workingDirectory
         self.timeLimit = timeLimit
+        self.clock = clock
     }
 
+    /// Runs the command once: online when it exits 0 within the time limit.
     public func isOnline() async -> Bool {
-        await ShortCommand.run(command, in: workingDirectory, limit: timeLimit).succeeded
+        await ChildProcess.shortCommand(command, in: workingDirectory, limit: timeLimit, clock: clock).run()
+            .succeeded
     }
 }
 

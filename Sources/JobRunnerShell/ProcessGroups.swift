@@ -3,8 +3,24 @@ import Glibc
 import JobRunnerCore
 
 /// Ends process groups: those a job leaves behind, and those a dead runner left (SPEC 5.9).
+///
+/// Ending a group is the same everywhere: SIGTERM, then SIGKILL once the grace period has
+/// passed on the injected clock with any member left. ``ChildProcess`` uses it for deadlines,
+/// stops and the sweep after a main process exits; the runner uses it, through
+/// `OrphanTerminator`, for attempts a crashed runner left running.
 public struct ProcessGroups: OrphanTerminator {
-    public init() {}
+    /// Measures the grace period.
+    public var clock: any RunnerClock
+    /// Time between SIGTERM and SIGKILL for an orphan: its job's own `killGrace` was not
+    /// recorded, so the default.
+    public var killGrace: Duration
+
+    /// A terminator that measures the grace period on `clock`.
+    public init(clock: any RunnerClock = SystemClock(), killGrace: Duration = JobDefinition.defaultKillGrace)
+    {
+        self.clock = clock
+        self.killGrace = killGrace
+    }
 
     /// Whether any process of the group still runs. Zombies do not count: an orphan that
     /// died waits for PID 1 to reap it, which in a container may take seconds or never happen.
@@ -34,19 +50,50 @@ public struct ProcessGroups: OrphanTerminator {
         return (fields[0], group)
     }
 
-    /// SIGTERM to the group, then SIGKILL after `gracePeriod` if any member is left.
-    static func terminate(group: Int32, gracePeriod: Duration) async {
+    /// SIGTERM to the group, then SIGKILL once `killGrace` has passed on `clock` with any member
+    /// left; returns when the group is gone, or when SIGKILL could not end it either.
+    ///
+    /// A cancelled caller cuts the grace period short: the group is killed at once rather
+    /// than left running.
+    static func terminate(group: Int32, killGrace: Duration, clock: any RunnerClock) async {
         guard group > 1, isAlive(group: group) else { return }
         kill(-group, SIGTERM)
-        let deadline = ContinuousClock.now + gracePeriod
-        // These processes are not our children (or no longer are), so nothing can be awaited:
-        // poll, backing off, until they are gone or the grace period is over.
+        let end = clock.now().addingTimeInterval(killGrace.seconds)
+        let gone = await withTaskGroup(of: Bool.self) { race in
+            race.addTask {
+                try? await clock.sleep(until: end)
+                return false
+            }
+            race.addTask {
+                await waitUntilGone(group)
+                return true
+            }
+            let first = await race.next() ?? false
+            race.cancelAll()
+            return first
+        }
+        guard !gone, isAlive(group: group) else { return }
+        kill(-group, SIGKILL)
+        // A killed process takes a moment to die; a few looks let the caller rely on the
+        // group being gone. One stuck in the kernel (uninterruptible I/O) is not waited for.
+        await waitUntilGone(group, looks: 12)
+    }
+
+    /// Returns once no process of the group runs, after at most `looks` looks, or when the task
+    /// is cancelled. These processes are not our children, or no longer are, so nothing can be
+    /// awaited: look, backing off from 5 ms to 200 ms between looks.
+    private static func waitUntilGone(_ group: Int32, looks: Int = .max) async {
         var pause = Duration.milliseconds(5)
-        while isAlive(group: group), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: pause)
+        var left = looks
+        while isAlive(group: group), left > 0 {
+            left -= 1
+            do {
+                try await Task.sleep(for: pause)
+            } catch {
+                return
+            }
             pause = min(pause * 2, .milliseconds(200))
         }
-        if isAlive(group: group) { kill(-group, SIGKILL) }
     }
 
     /// Ends every process group the orphaned attempt may still have: the recorded leader's
@@ -73,7 +120,7 @@ public struct ProcessGroups: OrphanTerminator {
             }
         }
         for group in groups.sorted() where group > 1 {
-            await Self.terminate(group: group, gracePeriod: .seconds(5))
+            await Self.terminate(group: group, killGrace: killGrace, clock: clock)
         }
     }
 
@@ -81,6 +128,8 @@ public struct ProcessGroups: OrphanTerminator {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
     }
 
+    /// The start time of a live process (field 22 of /proc/PID/stat, in clock ticks since
+    /// boot), recorded beside its pid so a pid the kernel has since reused is told apart.
     public func startTime(of pid: Int32) -> UInt64? {
         // fields[0] is field 3 (state), so field 22, the start time, is fields[19].
         guard let fields = Self.statFields(of: pid), fields.count > 19 else { return nil }

@@ -1,37 +1,33 @@
 import Foundation
-import Glibc
 import JobRunnerCore
-import Subprocess
 import Synchronization
 
-#if canImport(System)
-    import System
-#else
-    import SystemPackage
-#endif
-
-/// Runs `run:` jobs: a command line through `/bin/sh -c`, or an argv without a shell, in a
-/// process group of its own, with the environment of SPEC 5.2 and its output in a capped log.
+/// Runs `run:` jobs: a command line through `/bin/sh -c`, or an argv without a shell, as a
+/// ``ChildProcess`` with the environment of SPEC 5.2 and its output in a capped log.
 ///
 /// A timeout or a stopping runner ends the whole process group: SIGTERM, then SIGKILL after
-/// the grace period. Processes a job leaves behind when its main process exits are ended the
-/// same way, like systemd's `KillMode=control-group`.
+/// the job's `killGrace`. Processes a job leaves behind when its main process exits are ended
+/// the same way, like systemd's `KillMode=control-group`.
 public struct ShellHandler: JobHandler {
-    /// Time between SIGTERM and SIGKILL.
-    public var gracePeriod: Duration
+    /// Measures timeouts and grace periods.
     public var clock: any RunnerClock
+    /// Shared with every other kind of child the runner starts, so together they stay under
+    /// the open-file limit.
+    public var slots: ChildSlots
     /// The runner's environment, which jobs inherit.
     public var baseEnvironment: [String: String]
+    /// Bytes of output kept per attempt (SPEC 5.2).
     public var logLimit: Int
     private let directories = KnownDirectories()
 
+    /// A handler whose children take their turn in `slots`.
     public init(
-        clock: any RunnerClock = SystemClock(), gracePeriod: Duration = .seconds(5),
+        slots: ChildSlots, clock: any RunnerClock = SystemClock(),
         baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
         logLimit: Int = CappedLog.defaultLimit
     ) {
+        self.slots = slots
         self.clock = clock
-        self.gracePeriod = gracePeriod
         self.baseEnvironment = baseEnvironment
         self.logLimit = logLimit
     }
@@ -70,110 +66,52 @@ public struct ShellHandler: JobHandler {
             })
     }
 
+    /// Runs one attempt and turns how its process ended into the attempt's result (SPEC 5.2).
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        await ChildSlots.shared.withSlot {
-            if Task.isCancelled { return AttemptResult(outcome: .interrupted, reason: "runner stopping") }
-            return await runChild(request)
+        let program: ChildProcess.Program
+        let arguments: [String]
+        switch request.job.handler {
+        case .shell(let command):
+            program = .path("/bin/sh")
+            arguments = ["-c", command]
+        case .argv(let argv):
+            let first = argv.first ?? ""
+            program = first.contains("/") ? .path(first) : .name(first)
+            arguments = Array(argv.dropFirst())
+        case .plugin(let plugin, let handler):
+            let log = CappedLog(path: request.logPath, limit: logLimit)
+            log.appendLine("jobrunner: plugin handler \(plugin).\(handler) cannot run in the shell handler")
+            log.finish()
+            return AttemptResult(outcome: .failed, reason: "not a shell job")
         }
-    }
-
-    private func runChild(_ request: AttemptRequest) async -> AttemptResult {
-        let files = AttemptFiles(
-            directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
-        let log = CappedLog(path: request.logPath, limit: logLimit)
         do {
             try directories.ensure(request.workDirectory)
         } catch {
             return AttemptResult(outcome: .failed, reason: "cannot create \(request.workDirectory): \(error)")
         }
+        let files = AttemptFiles(
+            directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
         files.clear()
-        let executable: Executable
-        let arguments: Arguments
-        switch request.job.handler {
-        case .shell(let command):
-            executable = .path("/bin/sh")
-            arguments = ["-c", command]
-        case .argv(let argv):
-            let program = argv.first ?? ""
-            executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
-            arguments = Arguments(Array(argv.dropFirst()))
-        case .plugin(let plugin, let handler):
-            log.appendLine("jobrunner: plugin handler \(plugin).\(handler) cannot run in the shell handler")
-            log.finish()
-            return AttemptResult(outcome: .failed, reason: "not a shell job")
-        }
-        var environment: [Environment.Key: String?] = [:]
-        for (key, value) in self.environment(for: request, files: (files.outputPath, files.controlPath)) {
-            environment[Environment.Key(stringLiteral: key)] = value
-        }
-        var options = PlatformOptions()
-        options.processGroupID = 0
-        options.teardownSequence = [
-            .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
-        ]
-
-        let state = AttemptState()
-        let clock = self.clock
-        let deadline = request.job.timeout.map { clock.now().addingTimeInterval($0.seconds) }
-        let gracePeriod = self.gracePeriod
-        let status: TerminationStatus
-        do {
-            let result = try await Subprocess.run(
-                executable, arguments: arguments, environment: .custom([:]).updating(environment),
-                workingDirectory: FilePath(request.job.workingDirectory), platformOptions: options,
-                input: .none,
-                output: .sequence, error: .combinedWithOutput
-            ) { execution in
-                let pid = execution.processIdentifier.value
-                state.processGroup.store(pid, ordering: .relaxed)
-                request.onSpawn(pid)
-                return await withTaskGroup(of: Void.self) { group in
-                    if let deadline {
-                        group.addTask {
-                            do {
-                                try await clock.sleep(until: deadline)
-                            } catch {
-                                return
-                            }
-                            state.timedOut.store(true, ordering: .relaxed)
-                            await execution.teardown(using: [
-                                .gracefulShutDown(
-                                    toProcessGroup: true, allowedDurationToNextStep: gracePeriod)
-                            ])
-                        }
-                    }
-                    do {
-                        for try await buffer in execution.standardOutput {
-                            buffer.withUnsafeBytes { log.append($0) }
-                        }
-                    } catch {
-                        // The child exited while a process it left behind holds the pipe, or
-                        // the attempt was cancelled: what was read is kept.
-                    }
-                    group.cancelAll()
-                }
-            }
-            status = result.terminationStatus
-        } catch {
-            log.appendLine("jobrunner: cannot start \(request.job.handler.displayName): \(error)")
-            log.finish()
-            files.remove()
-            return AttemptResult(outcome: .failed, exitCode: 127, reason: "cannot start: \(error)")
-        }
-        let leader = state.processGroup.load(ordering: .relaxed)
-        if leader > 0 { await ProcessGroups.terminate(group: leader, gracePeriod: gracePeriod) }
-        log.finish()
         defer { files.remove() }
+        let log = CappedLog(path: request.logPath, limit: logLimit)
+        defer { log.finish() }
+        let child = ChildProcess(
+            program: program, arguments: arguments,
+            environment: environment(for: request, files: (files.outputPath, files.controlPath)),
+            workingDirectory: request.job.workingDirectory, output: .stream { log.append($0) },
+            timeout: request.job.timeout, killGrace: request.job.killGrace, clock: clock)
+        let outcome = await child.run(in: slots, onSpawn: request.onSpawn)
 
-        if Task.isCancelled {
+        switch outcome.termination {
+        case .failedToStart(let reason):
+            log.appendLine("jobrunner: cannot start \(request.job.handler.displayName): \(reason)")
+            return AttemptResult(outcome: .failed, exitCode: 127, reason: "cannot start: \(reason)")
+        case .interrupted:
             return AttemptResult(outcome: .interrupted, reason: "the runner stopped")
-        }
-        if state.timedOut.load(ordering: .relaxed) {
+        case .timedOut:
             return AttemptResult(outcome: .timeout, reason: "timeout")
-        }
-        let control = files.readControl()
-        switch status {
-        case .exited(let code) where code == 0:
+        case .exited(0):
+            let control = files.readControl()
             switch files.readOutputs() {
             case .failure(let error):
                 return AttemptResult(outcome: .failed, exitCode: 0, reason: error.description)
@@ -188,10 +126,12 @@ public struct ShellHandler: JobHandler {
         case .exited(let code):
             let outcome: AttemptOutcome = code == RetryPolicy.tempFailExitCode ? .tempfail : .failed
             return AttemptResult(
-                outcome: outcome, exitCode: code, reason: "exit:\(code)", retryAfter: control.retryAfter)
-        case .signaled(let signal):
+                outcome: outcome, exitCode: code, reason: "exit:\(code)",
+                retryAfter: files.readControl().retryAfter)
+        case .signalled(let signal):
             return AttemptResult(
-                outcome: .failed, signal: signal, reason: "signal:\(signal)", retryAfter: control.retryAfter)
+                outcome: .failed, signal: signal, reason: "signal:\(signal)",
+                retryAfter: files.readControl().retryAfter)
         }
     }
 }
@@ -205,12 +145,6 @@ extension HandlerSpec {
         case .plugin(let plugin, let handler): return "\(plugin).\(handler)"
         }
     }
-}
-
-/// What the attempt's concurrent parts tell each other.
-private final class AttemptState: Sendable {
-    let timedOut = Atomic<Bool>(false)
-    let processGroup = Atomic<Int32>(0)
 }
 
 /// Directories already made, so each run's directory is created once, not once per attempt.

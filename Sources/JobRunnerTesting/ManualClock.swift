@@ -36,6 +36,12 @@ public final class ManualClock: RunnerClock {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<Void, any Error>) in
                 let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                    // A cancellation that came before this sleeper was listed found nothing to
+                    // wake in `onCancel`: it is answered here, under the same lock.
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                        return []
+                    }
                     if deadline <= state.now {
                         continuation.resume()
                         return []

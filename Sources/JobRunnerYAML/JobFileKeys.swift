@@ -6,8 +6,8 @@ enum JobFileKeys {
     ]
     static let job = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
-        "constraints", "timeout", "retry", "every", "cron", "catchUp", "overlap", "timezone", "isolation",
-        "enabled",
+        "constraints", "timeout", "killGrace", "retry", "every", "cron", "catchUp", "overlap", "timezone",
+        "isolation", "enabled",
     ]
     static let retry = ["attempts", "backoff", "delay", "factor", "maxDelay", "jitter", "on", "maxElapsed"]
     static let pipeline = ["maxConcurrent", "order", "requiresInternet"]

@@ -100,6 +100,10 @@ extension JobFileParser {
         if let node = keys["timeout"]?.value {
             job.timeout = reader.duration(node, what: "timeout", allowZero: false)
         }
+        // Zero is allowed: SIGKILL straight after SIGTERM, for jobs with nothing to clean up.
+        if let node = keys["killGrace"]?.value, let value = reader.duration(node, what: "killGrace") {
+            job.killGrace = value
+        }
         job.retry = parseRetry(defaults: defaults["retry"], job: own["retry"])
         for key in ["every", "cron"] {
             guard let node = keys[key]?.value else { continue }

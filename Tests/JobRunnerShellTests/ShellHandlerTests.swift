@@ -21,13 +21,14 @@ struct Scratch: ~Copyable {
 
     func request(
         _ handler: HandlerSpec, id: String = "job", attempt: Int = 1, timeout: Duration? = nil,
-        parameters: [String: JSONValue] = [:], environment: [String: String] = [:],
+        killGrace: Duration = .milliseconds(500), parameters: [String: JSONValue] = [:],
+        environment: [String: String] = [:],
         needed: [String: [String: String]] = [:], onSpawn: @escaping @Sendable (Int32) -> Void = { _ in }
     ) -> AttemptRequest {
         let job = JobDefinition(
             id: id, handler: handler, parameters: parameters, environment: environment,
             workingDirectory: path,
-            pipeline: "ci", timeout: timeout)
+            pipeline: "ci", timeout: timeout, killGrace: killGrace)
         return AttemptRequest(
             runID: runID, job: job, attempt: attempt, logPath: "\(path)/logs/\(id)/\(attempt).log",
             workDirectory: "\(path)/logs/\(id)", neededOutputs: needed, onSpawn: onSpawn)
@@ -69,8 +70,11 @@ final class PIDBox: @unchecked Sendable {
     }
 }
 
+/// One limit on children for every handler of these tests, as one runner has.
+let testSlots = ChildSlots(capacity: 64)
+
 @Suite struct ShellHandlerTests {
-    let handler = ShellHandler(gracePeriod: .milliseconds(500))
+    let handler = ShellHandler(slots: testSlots)
 
     @Test func exitCodesBecomeOutcomes() async throws {
         let scratch = try Scratch()
@@ -235,7 +239,7 @@ final class PIDBox: @unchecked Sendable {
 
     @Test func aHugeOutputIsCappedEndToEnd() async throws {
         let scratch = try Scratch()
-        let handler = ShellHandler(logLimit: 64 << 10)
+        let handler = ShellHandler(slots: testSlots, logLimit: 64 << 10)
         let result = await handler.run(scratch.request(.shell("seq 1 200000")))
         #expect(result.outcome == .succeeded, "\(result)")
         let log = scratch.log()
@@ -257,7 +261,7 @@ final class PIDBox: @unchecked Sendable {
     @Test func terminatesALiveGroupButNotAReusedPid() async throws {
         let scratch = try Scratch()
         let box = PIDBox()
-        let handler = ShellHandler(baseEnvironment: [:])
+        let handler = ShellHandler(slots: testSlots, baseEnvironment: [:])
         let task = Task { await handler.run(scratch.request(.shell("sleep 30"), onSpawn: { box.set($0) })) }
         _ = await box.spawned()
         let groups = ProcessGroups()
@@ -277,7 +281,7 @@ final class PIDBox: @unchecked Sendable {
     @Test func findsAnAttemptWhosePidWasNeverStored() async throws {
         let scratch = try Scratch()
         let box = PIDBox()
-        let handler = ShellHandler(baseEnvironment: [:])
+        let handler = ShellHandler(slots: testSlots, baseEnvironment: [:])
         let task = Task {
             await handler.run(
                 scratch.request(.shell("sleep 30"), id: "lost", attempt: 3, onSpawn: { box.set($0) }))

@@ -199,3 +199,45 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
         #expect(result.workload?.jobs.map(\.fileIndex) == [0, 1, 2])
     }
 }
+
+@Suite struct KillGraceTests {
+    @Test func aBadKillGraceIsAnErrorAtItsValue() {
+        let result = JobFileLoader.load(texts: [
+            (
+                "jobs.yaml",
+                "jobs:\n  a:\n    run: x\n    killGrace: -5s\n  b:\n    run: x\n    killGrace: {}\n"
+            )
+        ])
+        #expect(result.workload == nil)
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:4:16: error: killGrace: '-5s' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d",
+                "jobs.yaml:7:16: error: killGrace must be a duration like 30s, 15m, 1h30m or 500ms, not a map",
+            ])
+    }
+
+    @Test func aMisspeltKillGraceSuggestsTheKey() {
+        let result = JobFileLoader.load(texts: [("jobs.yaml", "jobs:\n  a:\n    run: x\n    killGrase: 1s\n")]
+        )
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:4:5: error: unknown key 'killGrase' in job 'a'; did you mean 'killGrace'?"
+            ])
+    }
+
+    @Test func defaultsGiveKillGraceAndAJobMayReplaceIt() throws {
+        let result = JobFileLoader.load(texts: [
+            (
+                "jobs.yaml",
+                "defaults:\n  killGrace: 30s\njobs:\n  a:\n    run: x\n  b:\n    run: x\n    killGrace: 0s\n"
+            ),
+            ("other.yaml", "jobs:\n  c:\n    run: x\n"),
+        ])
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        let workload = try #require(result.workload)
+        #expect(workload.job("a")?.killGrace == .seconds(30))
+        #expect(workload.job("b")?.killGrace == .zero, "zero: SIGKILL straight after SIGTERM")
+        #expect(workload.job("c")?.killGrace == JobDefinition.defaultKillGrace)
+        #expect(JobDefinition.defaultKillGrace == .seconds(5))
+    }
+}

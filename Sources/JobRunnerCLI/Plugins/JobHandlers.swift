@@ -19,24 +19,27 @@ struct JobHandlers: JobHandler {
         }
     }
 
-    /// The handlers of a real run, on the system clock; in-process plugin calls block the threads
-    /// of `pluginThreads`, which the caller starts and stops.
+    /// The handlers of a real run, on the system clock. In-process plugin calls block the threads
+    /// of `pluginThreads`, which the caller starts and stops; the shell handler and isolated plugin
+    /// calls share one limit on child processes, made here, once per runner.
     static func standard(
         plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock()
     ) -> JobHandlers {
         let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString)
             .resolvingSymlinksInPath
-        let child = ChildCall(clock: clock)
+        let slots = ChildSlots(capacity: ChildSlots.defaultCapacity)
         return JobHandlers(
-            shell: ShellHandler(clock: clock),
+            shell: ShellHandler(slots: slots, clock: clock),
             inProcess: InProcessPluginHandler(catalog: plugins, threads: pluginThreads, clock: clock),
-            isolated: IsolatedPluginHandler(catalog: plugins) { arguments, input, log, timeout, onSpawn in
-                let outcome = await child.run(
-                    executable: executable, arguments: arguments, input: input, errorLog: log,
-                    timeout: timeout,
-                    onSpawn: onSpawn)
-                switch outcome {
-                case .exited(let status, let output): return .exited(status, output: output)
+            isolated: IsolatedPluginHandler(catalog: plugins) {
+                arguments, input, log, timeout, killGrace, onSpawn in
+                let child = ChildProcess(
+                    program: .path(executable), arguments: arguments, input: input,
+                    errors: .appendToFile(log),
+                    timeout: timeout, killGrace: killGrace, clock: clock)
+                let outcome = await child.run(in: slots, onSpawn: onSpawn)
+                switch outcome.termination {
+                case .exited(let status): return .exited(status, output: outcome.output)
                 case .signalled(let signal): return .signalled(signal)
                 case .timedOut: return .timedOut
                 case .failedToStart(let why): return .failedToStart(why)

@@ -76,6 +76,10 @@ extension PipelineDefinition {
 
 /// One job as loaded from a job file: everything the runner needs to run it.
 public struct JobDefinition: Sendable, Hashable {
+    /// `killGrace` when a job file says nothing: the 5 s between SIGTERM and SIGKILL that SPEC 3
+    /// promises. Constraint commands and connectivity probes, which have no job key, use it too.
+    public static let defaultKillGrace = Duration.seconds(5)
+
     public var id: String
     public var handler: HandlerSpec
     /// `with:` parameters.
@@ -89,6 +93,9 @@ public struct JobDefinition: Sendable, Hashable {
     public var requiresInternet: Bool
     public var constraints: [String]
     public var timeout: Duration?
+    /// How long the job's processes get between SIGTERM and SIGKILL when a timeout, a stop of the
+    /// runner or the end of the main process ends them: time to save work and clean up.
+    public var killGrace: Duration
     public var retry: RetryPolicy
     public var enabled: Bool
     /// Index of the job's file among all loaded files, in load order.
@@ -112,6 +119,7 @@ public struct JobDefinition: Sendable, Hashable {
         requiresInternet: Bool = false,
         constraints: [String] = [],
         timeout: Duration? = nil,
+        killGrace: Duration = JobDefinition.defaultKillGrace,
         retry: RetryPolicy = RetryPolicy(),
         enabled: Bool = true,
         fileIndex: Int = 0,
@@ -130,6 +138,7 @@ public struct JobDefinition: Sendable, Hashable {
         self.requiresInternet = requiresInternet
         self.constraints = constraints
         self.timeout = timeout
+        self.killGrace = killGrace
         self.retry = retry
         self.enabled = enabled
         self.fileIndex = fileIndex

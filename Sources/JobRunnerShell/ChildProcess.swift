@@ -1,0 +1,365 @@
+import Foundation
+import Glibc
+import JobRunnerCore
+import Subprocess
+import Synchronization
+
+#if canImport(System)
+    import System
+#else
+    import SystemPackage
+#endif
+
+/// One child process from spawn to the end of its process group: the single place where
+/// jobrunner starts a program and ends it, for shell jobs, isolated plugin calls, constraint
+/// commands and connectivity probes alike.
+///
+/// The process is spawned (posix_spawn, through swift-subprocess) as the leader of a process
+/// group of its own, so everything it starts can be ended together. A deadline (measured on the
+/// injected clock) or a cancelled caller ends the group: SIGTERM, then SIGKILL once `killGrace`
+/// has passed on that clock with anything left. When the main process exits, processes it left
+/// behind in the group are ended the same way, as systemd's `KillMode=control-group` does.
+///
+/// How the process ended is a value, never an error: see ``Termination``.
+public struct ChildProcess: Sendable {
+    /// The program to start.
+    public enum Program: Sendable, Hashable {
+        /// A path, absolute or relative to the working directory; no `PATH` search.
+        case path(String)
+        /// A name searched for in `PATH`, like a shell does for `run: [swift, build]`.
+        case name(String)
+    }
+
+    /// Where standard output goes.
+    public enum Output: Sendable {
+        /// Kept in memory and returned in ``Outcome/output``: the last `lastBytes` bytes
+        /// (`Int.max` keeps it all), so a chatty command cannot fill the runner's memory.
+        case keep(lastBytes: Int)
+        /// Handed to `sink` piece by piece as it arrives, for output too large to hold, like a
+        /// job's log. Called from one task at a time, never after ``run(in:onSpawn:)`` returns.
+        case stream(@Sendable (UnsafeRawBufferPointer) -> Void)
+    }
+
+    /// Where standard error goes.
+    public enum ErrorOutput: Sendable, Hashable {
+        /// Into standard output, interleaved as written, as a terminal would show them.
+        case withOutput
+        /// Appended to this file (created, with its directory, when missing), so it stays apart
+        /// from a standard output that carries data, like an isolated plugin's response.
+        case appendToFile(String)
+    }
+
+    /// How the process ended. A non-zero exit or a crash is a result the caller judges, not an
+    /// error.
+    public enum Termination: Sendable, Hashable {
+        /// The main process exited by itself with this status.
+        case exited(Int32)
+        /// A signal the runner did not send ended the main process (a crash, or `kill` from
+        /// elsewhere).
+        case signalled(Int32)
+        /// The deadline passed and the runner ended the process group.
+        case timedOut
+        /// The program could not be started; the text says why.
+        case failedToStart(String)
+        /// The caller was cancelled (the runner is stopping) and the process group was ended, or
+        /// the cancellation came before the process was started.
+        case interrupted
+    }
+
+    /// What ``run(in:onSpawn:)`` returns.
+    public struct Outcome: Sendable, Hashable {
+        /// How the process ended.
+        public var termination: Termination
+        /// Standard output, for ``Output/keep(lastBytes:)``; empty for a stream.
+        public var output: [UInt8]
+
+        /// An outcome with its output.
+        public init(termination: Termination, output: [UInt8] = []) {
+            self.termination = termination
+            self.output = output
+        }
+    }
+
+    /// The program to start.
+    public var program: Program
+    /// The arguments after the program's name.
+    public var arguments: [String]
+    /// The child's whole environment; nil gives it the runner's own.
+    public var environment: [String: String]?
+    /// Where it runs; nil: the runner's working directory.
+    public var workingDirectory: String?
+    /// Bytes written to its standard input, which then closes; nil: standard input is
+    /// `/dev/null`.
+    public var input: [UInt8]?
+    /// Where its standard output goes.
+    public var output: Output
+    /// Where its standard error goes.
+    public var errors: ErrorOutput
+    /// How long it may run, from its start, before its group is ended; nil: no limit.
+    public var timeout: Duration?
+    /// Time between SIGTERM and SIGKILL whenever the group is ended.
+    public var killGrace: Duration
+    /// Measures the timeout and the grace period, so tests can drive both by hand.
+    public var clock: any RunnerClock
+
+    /// A process to run; nothing starts until ``run(in:onSpawn:)``.
+    public init(
+        program: Program, arguments: [String] = [], environment: [String: String]? = nil,
+        workingDirectory: String? = nil, input: [UInt8]? = nil, output: Output = .keep(lastBytes: .max),
+        errors: ErrorOutput = .withOutput, timeout: Duration? = nil,
+        killGrace: Duration = JobDefinition.defaultKillGrace, clock: any RunnerClock
+    ) {
+        self.program = program
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.input = input
+        self.output = output
+        self.errors = errors
+        self.timeout = timeout
+        self.killGrace = killGrace
+        self.clock = clock
+    }
+
+    /// Runs the process to its end and ends whatever it left in its group.
+    ///
+    /// Cancelling the calling task ends the process group (SIGTERM, `killGrace`, SIGKILL) and
+    /// returns ``Termination/interrupted`` once the group is gone.
+    ///
+    /// - Parameters:
+    ///   - slots: When given, the process starts only once it holds one of these slots, and its
+    ///     timeout starts then; cancellation while waiting starts nothing.
+    ///   - onSpawn: Gets the pid, which is also the process group's id, as soon as the process
+    ///     exists, so a runner that dies can have the group ended by the next one.
+    public func run(
+        in slots: ChildSlots? = nil, onSpawn: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) async -> Outcome {
+        guard let slots else { return await runNow(onSpawn: onSpawn) }
+        return await slots.withSlot { await runNow(onSpawn: onSpawn) }
+    }
+
+    private func runNow(onSpawn: @escaping @Sendable (Int32) -> Void) async -> Outcome {
+        if Task.isCancelled { return Outcome(termination: .interrupted) }
+        let stop = Latch<StopReason>()
+        // Unstructured on purpose: SIGTERM, the grace period and the sweep must run to their end
+        // after the caller is cancelled, and in a cancelled task every wait on the clock would end
+        // at once. It also keeps swift-subprocess from ever seeing a cancellation, to which it
+        // would answer with a teardown of its own, timed on the real clock.
+        let lifecycle = Task { await self.lifecycle(stop: stop, onSpawn: onSpawn) }
+        return await withTaskCancellationHandler {
+            await lifecycle.value
+        } onCancel: {
+            stop.set(.interrupted)
+        }
+    }
+
+    /// Why the watchdog stopped waiting: the first of these wins.
+    private enum StopReason: Sendable {
+        case exited
+        case timedOut
+        case interrupted
+    }
+
+    private func lifecycle(stop: Latch<StopReason>, onSpawn: @escaping @Sendable (Int32) -> Void) async
+        -> Outcome
+    {
+        // The group's id once the process exists; nil when it could not be started.
+        let started = Latch<Int32?>()
+        let deadline = timeout.map { clock.now().addingTimeInterval($0.seconds) }
+        async let ended = spawn(started: started, stop: stop, onSpawn: onSpawn)
+        await watch(started: started, stop: stop, deadline: deadline)
+        let result = await ended
+        // The sweep: whatever the main process left in its group.
+        if let group = await started.value {
+            await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
+        }
+        switch (result, await stop.value) {
+        case (.failure(let failure), _):
+            return Outcome(termination: .failedToStart(failure.reason))
+        case (.success(let ended), .exited):
+            switch ended.status {
+            case .exited(let code): return Outcome(termination: .exited(code), output: ended.output)
+            case .signaled(let signal): return Outcome(termination: .signalled(signal), output: ended.output)
+            }
+        case (.success(let ended), .timedOut):
+            return Outcome(termination: .timedOut, output: ended.output)
+        case (.success(let ended), .interrupted):
+            return Outcome(termination: .interrupted, output: ended.output)
+        }
+    }
+
+    /// Waits for the first of: the process's end, the deadline, a cancelled caller; in the
+    /// latter two cases ends the group before it returns.
+    private func watch(started: Latch<Int32?>, stop: Latch<StopReason>, deadline: Date?) async {
+        guard let group = await started.value else { return }
+        let clock = self.clock
+        let reason = await withTaskGroup(of: Void.self) { timer in
+            if let deadline {
+                timer.addTask {
+                    // Cancelled below when something else comes first.
+                    if (try? await clock.sleep(until: deadline)) != nil { stop.set(.timedOut) }
+                }
+            }
+            let reason = await stop.value
+            timer.cancelAll()
+            return reason
+        }
+        if reason != .exited {
+            await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
+        }
+    }
+
+    /// What the main process left: its status and the output kept.
+    private struct Ended: Sendable {
+        var status: TerminationStatus
+        var output: [UInt8]
+    }
+
+    /// Starts the process and returns once it has exited and been reaped; tells `started` its
+    /// pid (or that there is none) and `stop` that it ended.
+    private func spawn(
+        started: Latch<Int32?>, stop: Latch<StopReason>, onSpawn: @escaping @Sendable (Int32) -> Void
+    ) async -> Result<Ended, StartFailure> {
+        defer {
+            started.set(nil)
+            stop.set(.exited)
+        }
+        let errorFile: FileDescriptor?
+        switch errors {
+        case .withOutput:
+            errorFile = nil
+        case .appendToFile(let path):
+            do {
+                errorFile = try Self.openForAppending(path)
+            } catch {
+                return .failure(StartFailure(reason: "cannot open \(path) for its standard error: \(error)"))
+            }
+        }
+        var options = PlatformOptions()
+        // 0: the child's own pid, so it leads a new group.
+        options.processGroupID = 0
+        let output = self.output
+        let body = { (pid: Int32, sequence: SubprocessOutputSequence) async -> [UInt8] in
+            started.set(pid)
+            onSpawn(pid)
+            return await Self.read(sequence, into: output)
+        }
+        do {
+            switch (input, errorFile) {
+            case (nil, nil):
+                return .success(try await spawn(options, input: .none, error: .combinedWithOutput, body))
+            case (nil, let file?):
+                return .success(
+                    try await spawn(
+                        options, input: .none, error: .fileDescriptor(file, closeAfterSpawningProcess: true),
+                        body))
+            case (let bytes?, nil):
+                return .success(
+                    try await spawn(options, input: .array(bytes), error: .combinedWithOutput, body))
+            case (let bytes?, let file?):
+                return .success(
+                    try await spawn(
+                        options, input: .array(bytes),
+                        error: .fileDescriptor(file, closeAfterSpawningProcess: true), body))
+            }
+        } catch {
+            return .failure(StartFailure(reason: "\(error)"))
+        }
+    }
+
+    /// Why a process could not be started.
+    private struct StartFailure: Error {
+        var reason: String
+    }
+
+    /// One call of swift-subprocess for each kind of input and error output, which are types.
+    private func spawn<Input: InputProtocol, Errors: ErrorOutputProtocol>(
+        _ options: PlatformOptions, input: Input, error: Errors,
+        _ body: (Int32, SubprocessOutputSequence) async -> [UInt8]
+    ) async throws -> Ended {
+        let executable: Executable
+        switch program {
+        case .path(let path): executable = .path(FilePath(path))
+        case .name(let name): executable = .name(name)
+        }
+        var environment = Environment.inherit
+        if let variables = self.environment {
+            var custom: [Environment.Key: String?] = [:]
+            for (key, value) in variables { custom[Environment.Key(stringLiteral: key)] = value }
+            environment = .custom([:]).updating(custom)
+        }
+        let result = try await Subprocess.run(
+            executable, arguments: Arguments(arguments), environment: environment,
+            workingDirectory: workingDirectory.map { FilePath($0) }, platformOptions: options, input: input,
+            output: .sequence, error: error
+        ) { execution in
+            await body(execution.processIdentifier.value, execution.standardOutput)
+        }
+        return Ended(status: result.terminationStatus, output: result.closureResult)
+    }
+
+    /// Reads standard output to its end, which comes when every process holding the pipe has
+    /// closed it, or when the main process exits (swift-subprocess then stops the read).
+    private static func read(_ sequence: SubprocessOutputSequence, into output: Output) async -> [UInt8] {
+        var kept: [UInt8] = []
+        do {
+            for try await buffer in sequence {
+                switch output {
+                case .stream(let sink):
+                    buffer.withUnsafeBytes { sink($0) }
+                case .keep(let limit):
+                    buffer.withUnsafeBytes { kept.append(contentsOf: $0) }
+                    if kept.count > limit { kept.removeFirst(kept.count - limit) }
+                }
+            }
+        } catch {
+            // The read was stopped because the main process exited while one it left behind
+            // still holds the pipe: what was read is kept, the sweep ends the rest.
+        }
+        return kept
+    }
+
+    private static func openForAppending(_ path: String) throws -> FileDescriptor {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        return try FileDescriptor.open(
+            FilePath(path), .writeOnly, options: [.create, .append, .closeOnExec],
+            permissions: [.ownerReadWrite, .groupRead, .otherRead])
+    }
+}
+
+/// A value set once and awaited by any number of tasks; later values are ignored, so whichever
+/// event comes first decides.
+private final class Latch<Value: Sendable>: Sendable {
+    private struct State {
+        var value: Value?
+        var waiters: [CheckedContinuation<Value, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func set(_ value: Value) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in
+            guard state.value == nil else { return [] }
+            state.value = value
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: value) }
+    }
+
+    var value: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                let known = state.withLock { state -> Value? in
+                    if let value = state.value { return value }
+                    state.waiters.append(continuation)
+                    return nil
+                }
+                if let known { continuation.resume(returning: known) }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import JobRunnerCore
+
+/// Runs constraints' `check` and `satisfy` commands (SPEC 5.6) as short child processes,
+/// each limited to the constraint's `timeout`.
+public struct ShellConstraints: ConstraintRunner {
+    /// Measures the commands' time limits and grace periods.
+    public var clock: any RunnerClock
+
+    /// A runner whose commands' time is measured on `clock`.
+    public init(clock: any RunnerClock = SystemClock()) {
+        self.clock = clock
+    }
+
+    /// Whether `check` exits 0 within the time limit.
+    public func check(_ constraint: ConstraintDefinition) async -> Bool {
+        await run(constraint.check, of: constraint).succeeded
+    }
+
+    /// Runs `satisfy`; a failure carries the line that jobs waiting on it quote.
+    public func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome {
+        let outcome = await run(constraint.satisfy, of: constraint)
+        let line = outcome.lastLine
+        switch outcome.termination {
+        case .exited(0):
+            return .satisfied
+        case .exited(let code):
+            return .failed(lastLine: line.isEmpty ? "exit \(code)" : line)
+        case .signalled(let signal):
+            return .failed(lastLine: line.isEmpty ? "killed by signal \(signal)" : line)
+        case .timedOut:
+            return .failed(lastLine: "timed out after \(JobDuration.format(constraint.timeout))")
+        case .failedToStart(let reason):
+            return .failed(lastLine: "cannot start: \(reason)")
+        case .interrupted:
+            return .failed(lastLine: "the runner stopped")
+        }
+    }
+
+    private func run(_ command: String, of constraint: ConstraintDefinition) async -> ChildProcess.Outcome {
+        await ChildProcess.shortCommand(
+            command, in: constraint.workingDirectory, limit: constraint.timeout, clock: clock
+        ).run()
+    }
+}
