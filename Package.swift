@@ -120,10 +120,18 @@ let package = Package(
     ]
 )
 
-// Strict settings for every target, in one place.
+// Strict settings for every target, in one place (as apple/swift-log does): Swift 6 mode (full
+// concurrency checking), `any` spelled out, and a file sees only the members of modules it
+// imports itself.
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    // Imports are internal unless a file says `public import`: what a module shows of its
+    // dependencies is deliberate. The executable and the command library export nothing.
+    if ["jobrunner", "JobRunnerCLI"].contains(target.name) {
+        settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    }
     target.swiftSettings = settings
 }

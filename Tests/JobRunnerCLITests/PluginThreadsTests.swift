@@ -1,3 +1,4 @@
+import NIOPosix
 import Testing
 
 @testable import JobRunnerCLI

@@ -1,6 +1,7 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerTesting
+import Logging
 import Testing
 
 @Suite struct ConstraintTests {

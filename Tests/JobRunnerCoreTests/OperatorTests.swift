@@ -1,6 +1,7 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerTesting
+import Logging
 import Synchronization
 import Testing
 

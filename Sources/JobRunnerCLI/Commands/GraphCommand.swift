@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import JobRunnerCore
 
 /// `jobrunner graph [PATH…] --format dot|mermaid`.

@@ -1,4 +1,6 @@
 import ArgumentParser
+import JobRunnerCore
+import JobRunnerYAML
 
 /// `jobrunner validate [PATH…]`: every check of a run, nothing run.
 struct ValidateCommand: ParsableCommand {

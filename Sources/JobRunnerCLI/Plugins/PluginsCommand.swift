@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JobRunnerCore
 import JobRunnerPluginHost
 import JobRunnerYAML
 

@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerPluginAPI
+import Logging
 
 // Handlers for the tests: every way a handler can end, and parameters to check.
 
