@@ -10,6 +10,7 @@ struct Tables {
     var outputs: MDB_dbi = 0
     var pipelines: MDB_dbi = 0
     var requests: MDB_dbi = 0
+    var schedules: MDB_dbi = 0
 }
 
 /// An open LMDB environment. Transactions live only inside `read` and `write` closures, so
@@ -46,6 +47,7 @@ final class Environment: @unchecked Sendable {
                 tables.outputs = try txn.open("outputs")
                 tables.pipelines = try txn.open("pipelines")
                 tables.requests = try txn.open("requests")
+                tables.schedules = try txn.open("schedules")
             }
         } catch {
             // `self` is whole by now: `deinit` closes the environment (closing it here too was

@@ -159,6 +159,17 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
+    public func schedules() throws(StoreError) -> [String: ScheduleRecord] {
+        try reading { txn, tables, decoder in
+            var result: [String: ScheduleRecord] = [:]
+            try txn.scan(tables.schedules, prefix: []) { _, value throws(LMDBError) in
+                let record = try Self.decode(ScheduleRecord.self, value, decoder)
+                result[record.jobID] = record
+            }
+            return result
+        }
+    }
+
     public func requests(runID: String) throws(StoreError) -> [OperatorRequest] {
         try reading { txn, tables, decoder in
             var result: [OperatorRequest] = []
@@ -344,6 +355,7 @@ extension GroupCommitWriter {
         case .putRequest(let runID, let request):
             (tables.requests, StoreKey.request(runID: runID, id: request.id))
         case .deleteRequest(let runID, let id): (tables.requests, StoreKey.request(runID: runID, id: id))
+        case .putSchedule(let record): (tables.schedules, StoreKey.schedule(record.jobID))
         }
     }
 
@@ -358,6 +370,7 @@ extension GroupCommitWriter {
         case .putPipeline(let pipeline): Array(try encoder.encode(pipeline))
         case .putRequest(_, let request): Array(try encoder.encode(request))
         case .deleteRequest: nil
+        case .putSchedule(let record): Array(try encoder.encode(record))
         }
     }
 }

@@ -20,6 +20,8 @@ enum StoreKey {
 
     static func pipeline(_ name: String) -> [UInt8] { Array(name.utf8) }
 
+    static func schedule(_ jobID: String) -> [UInt8] { Array(jobID.utf8) }
+
     static func request(runID: String, id: UInt64) -> [UInt8] {
         runPrefix(runID) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: id >> (UInt64($0) * 8)) }
     }

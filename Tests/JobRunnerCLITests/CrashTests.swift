@@ -58,9 +58,15 @@ import Testing
             kill(runner.processIdentifier, SIGKILL)
             let status = await watcher.wait(atMost: .seconds(60))
             if status == SIGKILL { kills += 1 }
-            // The run may have finished between the deadline and the kill: another `run` would
-            // start a new run, so stop here.
+            // The run may have finished between the deadline and the kill, or the kill may have
+            // landed after the run's final state was stored: another `run` would start a new
+            // run, so stop here.
             if status == 0 {
+                finished = 0
+                break
+            }
+            let run = try statusJSON(workspace.run("status", "--json").stdout)["run"] as? [String: Any]
+            if run?["state"] as? String == "succeeded" {
                 finished = 0
                 break
             }

@@ -310,6 +310,7 @@ final class GatedStore: QueueStore {
     func currentRunID() throws(StoreError) -> String? { try inner.currentRunID() }
     func snapshot(runID: String) throws(StoreError) -> RunSnapshot? { try inner.snapshot(runID: runID) }
     func runs() throws(StoreError) -> [RunRecord] { try inner.runs() }
+    func schedules() throws(StoreError) -> [String: ScheduleRecord] { try inner.schedules() }
     func pipelines() throws(StoreError) -> [String: PipelineRecord] { try inner.pipelines() }
     func requests(runID: String) throws(StoreError) -> [OperatorRequest] { try inner.requests(runID: runID) }
     func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void) throws(StoreError)

@@ -361,7 +361,8 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
 @Suite struct SchedulerConstraintTests {
     @Test func constraintsAreCheckedBeforeAnAttemptExists() {
         var driver = SchedulerDriver([planJob("a", constraints: ["token"])])
-        #expect(driver.last.effects.contains(.checkConstraints(jobID: "a", constraints: ["token"])))
+        #expect(
+            driver.last.effects.contains(.checkConstraints(runID: "R", jobID: "a", constraints: ["token"])))
         #expect(driver.started.isEmpty)
         driver.send(.constraintsChecked(jobID: "a", failed: nil))
         #expect(driver.started == ["a"])
@@ -372,9 +373,10 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
             planJob("a", constraints: ["token"]), planJob("b", constraints: ["token"]),
         ])
         driver.send(.constraintsChecked(jobID: "a", failed: "token"))
-        #expect(driver.last.effects.contains(.satisfy(constraint: "token")))
+        #expect(driver.last.effects.contains(.satisfy(runID: "R", constraint: "token")))
         driver.send(.constraintsChecked(jobID: "b", failed: "token"))
-        #expect(!driver.last.effects.contains(.satisfy(constraint: "token")), "one satisfy at a time")
+        #expect(
+            !driver.last.effects.contains(.satisfy(runID: "R", constraint: "token")), "one satisfy at a time")
         #expect(driver.reason("b") == .waiting(.constraint("token")))
         driver.send(.satisfyEnded(constraint: "token", .satisfied))
         #expect(driver.started == ["a", "b"], "no second check after satisfy")
@@ -403,7 +405,9 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         var driver = SchedulerDriver([planJob("a"), planJob("b", needs: ["a"])])
         driver.send(.attemptSpawned(jobID: "a", attempt: 1, pid: 99, pidStartTime: nil))
         #expect(driver.request(.cancel, "a") == .terminating(jobID: "a"))
-        #expect(driver.last.effects.contains(.endAttempt(jobID: "a", attempt: 1, pid: 99, pidStartTime: nil)))
+        #expect(
+            driver.last.effects.contains(
+                .endAttempt(runID: "R", jobID: "a", attempt: 1, pid: 99, pidStartTime: nil)))
         driver.end("a", AttemptResult(outcome: .interrupted, reason: "ended"))
         #expect(driver.state("a") == .cancelled)
         #expect(driver.state("b") == .blocked)
@@ -543,7 +547,8 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         )
         #expect(result == .applied("busy cancelled"))
         #expect(
-            decision.effects.contains(.endAttempt(jobID: "busy", attempt: 1, pid: 31337, pidStartTime: nil)))
+            decision.effects.contains(
+                .endAttempt(runID: "R", jobID: "busy", attempt: 1, pid: 31337, pidStartTime: nil)))
         let attempt = decision.changes.compactMap { if case .putAttempt(_, let a) = $0 { a } else { nil } }
             .last
         #expect(attempt?.outcome == .interrupted)

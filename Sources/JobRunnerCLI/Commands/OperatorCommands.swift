@@ -109,7 +109,7 @@ extension JobActionCommand {
             case .applied(let what):
                 try await store.commit(decision.changes)
                 // A dead runner may have left the attempt's processes behind.
-                for case .endAttempt(let jobID, let attempt, let pid, let startTime) in decision.effects {
+                for case .endAttempt(_, let jobID, let attempt, let pid, let startTime) in decision.effects {
                     await ProcessGroups().terminate(
                         Orphan(
                             runID: current.run.id, jobID: jobID, attempt: attempt, pid: pid,

@@ -143,6 +143,8 @@ struct RunCommand: AsyncParsableCommand {
         case .failed: verb = "failed"
         case .stopped: verb = "stopped"
         case .running: verb = "is running"
+        case .skipped: verb = "was skipped"
+        case .missed: verb = "was missed"
         }
         let resumed = summary.resumed ? " (resumed)" : ""
         return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): "

@@ -33,6 +33,10 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     public var lastScheduled: Date?
     /// The schedule these dates were computed for; another one recomputes the next date.
     public var schedule: String
+    /// How the job's latest finished occurrence ended, and its run: a periodic job that needs
+    /// this one goes on only after a success (SPEC 5.8).
+    public var lastResult: RunState?
+    public var lastRunID: String?
 
     public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
         self.jobID = jobID
@@ -172,6 +176,29 @@ public struct Timetable {
         decision.starts.sort()
         return decision
     }
+
+    /// An occurrence that a runner left unfinished runs again (it is resumed): nothing else of
+    /// its job starts until it ends.
+    public mutating func resumed(_ occurrence: Occurrence) {
+        running[occurrence.jobID] = occurrence
+    }
+
+    /// Records how an occurrence's run ended; returns the record to store.
+    public mutating func recordResult(of occurrence: Occurrence, runID: String, state: RunState)
+        -> ScheduleRecord?
+    {
+        guard var record = records[occurrence.jobID] else { return nil }
+        record.lastResult = state
+        record.lastRunID = runID
+        records[occurrence.jobID] = record
+        return record
+    }
+
+    /// Whether the job is periodic.
+    public func contains(_ id: String) -> Bool { jobs[id] != nil }
+
+    /// The job ids of the timetable.
+    public var jobIDs: [String] { jobs.keys.sorted() }
 
     /// An occurrence ended; the one queued behind it starts.
     public mutating func ended(_ occurrence: Occurrence) -> Decision {

@@ -6,6 +6,8 @@ extension Runner {
         var scheduler: Scheduler
         var decision: Decision
         var resumed: Bool
+        /// Occurrence runs a dead or stopped runner left unfinished, to resume.
+        var unfinishedOccurrences: [(Occurrence, RunSnapshot)]
     }
 
     /// Opens the run to work on: resumes the current one when it was interrupted and has the
@@ -15,18 +17,26 @@ extension Runner {
         -> Opened
     {
         let suspended = try store.pipelines().mapValues(\.suspended)
-        let plan = RunPlan(workload)
-        let schedulerOptions = SchedulerOptions(
-            maxRunning: options.maxRunning, logDirectory: options.logDirectory)
+        let periodicIDs = Set(periodic.map(\.id))
+        let full = RunPlan(workload)
+        // Periodic jobs run as occurrences, each a run of its own; the run holds the others.
+        let plan = RunPlan(
+            jobs: full.jobs.filter { !periodicIDs.contains($0.id) }, pipelines: Array(full.pipelines.values))
+        let unfinished = try unfinishedOccurrences(periodic: periodicIDs)
+        for (_, snapshot) in unfinished { await endOrphans(in: snapshot) }
         var earlier: [StoreChange] = []
-        if let snapshot = try store.currentSnapshot(), !snapshot.run.state.isFinal {
+        if let snapshot = try store.currentSnapshot(), !snapshot.run.state.isFinal,
+            snapshot.run.occurrenceOf == nil
+        {
             await endOrphans(in: snapshot)
-            if !options.startNewRun && Set(snapshot.run.jobIDs) == Set(workload.jobs.map(\.id)) {
+            if !options.startNewRun && Set(snapshot.run.jobIDs) == Set(plan.jobs.map(\.id)) {
                 let (scheduler, decision) = Scheduler.resume(
                     snapshot, plan: plan, runnerPID: options.runnerPID, suspended: suspended,
                     pendingRequests: try store.requests(runID: snapshot.run.id), options: schedulerOptions,
                     random: random, inputs: inputs, now: now)
-                return Opened(scheduler: scheduler, decision: decision, resumed: true)
+                return Opened(
+                    scheduler: scheduler, decision: decision, resumed: true, unfinishedOccurrences: unfinished
+                )
             }
             earlier = Scheduler.supersede(snapshot, now: now)
         }
@@ -41,7 +51,39 @@ extension Runner {
             random: random, inputs: inputs, now: now)
         var decision = opening
         decision.changes.insert(contentsOf: earlier, at: 0)
-        return Opened(scheduler: scheduler, decision: decision, resumed: false)
+        return Opened(
+            scheduler: scheduler, decision: decision, resumed: false, unfinishedOccurrences: unfinished)
+    }
+
+    /// Occurrence runs of today's periodic jobs that are not final: a runner stopped or died
+    /// while they ran.
+    private func unfinishedOccurrences(periodic: Set<String>) throws(StoreError) -> [(
+        Occurrence, RunSnapshot
+    )] {
+        guard !periodic.isEmpty else { return [] }
+        var found: [(Occurrence, RunSnapshot)] = []
+        for run in try store.runs() where !run.state.isFinal {
+            guard let jobID = run.occurrenceOf, let date = run.scheduledAt, periodic.contains(jobID),
+                let snapshot = try store.snapshot(runID: run.id)
+            else { continue }
+            found.append((Occurrence(jobID: jobID, scheduledAt: date), snapshot))
+        }
+        return found
+    }
+
+    /// A date as run ids start: UTC to the millisecond, `20261122T143425.472Z`, so ids sort by it.
+    static func compactTimestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second, .nanosecond], from: date)
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let text = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let millis = (parts.nanosecond ?? 0) / 1_000_000
+        return pad(parts.year, 4) + pad(parts.month, 2) + pad(parts.day, 2) + "T" + pad(parts.hour, 2)
+            + pad(parts.minute, 2) + pad(parts.second, 2) + "." + pad(millis, 3) + "Z"
     }
 
     private func endOrphans(in snapshot: RunSnapshot) async {
@@ -59,18 +101,8 @@ extension Runner {
 
     /// A sortable run id: UTC date and time to the millisecond, then four random hex digits.
     static func makeRunID(now: Date, random: inout any RandomSource) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents(
-            [.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
-        func pad(_ value: Int?, _ width: Int) -> String {
-            let text = String(value ?? 0)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let millis = (parts.nanosecond ?? 0) / 1_000_000
         let suffix = String(Int(random.nextUnit() * 65536), radix: 16)
-        return pad(parts.year, 4) + pad(parts.month, 2) + pad(parts.day, 2) + "T" + pad(parts.hour, 2)
-            + pad(parts.minute, 2) + pad(parts.second, 2) + "." + pad(millis, 3) + "Z-"
-            + String(repeating: "0", count: 4 - suffix.count) + suffix
+        return compactTimestamp(now) + "-" + String(repeating: "0", count: 4 - suffix.count) + suffix
     }
+
 }

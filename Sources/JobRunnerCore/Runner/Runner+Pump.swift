@@ -2,11 +2,20 @@ import Foundation
 import Logging
 
 extension Runner {
-    /// The loop's state while a run goes on: the scheduler, what is being committed, the tasks
-    /// that perform effects. Used only by the task running ``Runner/run()``.
+    /// The loop's state while a run goes on: the scheduler of the run of one-shot jobs, one
+    /// scheduler per running occurrence of a periodic job (each a run of its own), the
+    /// timetable that says when occurrences start, what is being committed, the tasks that
+    /// perform effects. Used only by the task running ``Runner/run()``.
     final class Pump {
         private let runner: Runner
-        private(set) var scheduler: Scheduler
+        private(set) var main: Scheduler
+        private var mainClosed = false
+        /// Occurrence runs under way, by run id.
+        private var occurrenceRuns: [String: (occurrence: Occurrence, scheduler: Scheduler)] = [:]
+        private var timetable: Timetable
+        /// Occurrences due whose non-periodic needs are not final yet.
+        private var waiting: [Occurrence] = []
+        private var online = true
         /// Decisions submitted to the store and not yet durable.
         private var inFlight = 0
         private(set) var stopSignal: Int32?
@@ -15,35 +24,71 @@ extension Runner {
         /// a group's children in a list it walks to add and remove one, so 20,000 attempts at
         /// once (an unlimited pipeline) made each start and end cost O(n). Each is cancelled on
         /// a stop, and the loop ends only after every one has reported its end.
-        private var attemptTasks: [String: (attempt: Int, task: Task<Void, Never>)] = [:]
+        private var attemptTasks: [AttemptKey: (attempt: Int, task: Task<Void, Never>)] = [:]
         /// Constraint checks and satisfies under way, awaited before the run returns.
         private var sideTasks: [Int: Task<Void, Never>] = [:]
         private var nextSideTask = 0
         private var timer: (date: Date, task: Task<Void, Never>)?
 
-        init(runner: Runner, scheduler: Scheduler) {
-            self.runner = runner
-            self.scheduler = scheduler
+        private struct AttemptKey: Hashable {
+            let runID: String
+            let jobID: String
         }
 
-        /// Whether the run is over: nothing runs or waits to be stored, and either every job is
-        /// final or a stop was asked for.
+        init(runner: Runner, main: Scheduler, timetable: Timetable, online: Bool) {
+            self.runner = runner
+            self.main = main
+            self.timetable = timetable
+            self.online = online
+        }
+
+        /// Whether the loop is over: nothing runs or waits to be stored, and either a stop was
+        /// asked for or, when not serving, every job and due occurrence is final.
         var isDone: Bool {
-            scheduler.isIdle && inFlight == 0 && (scheduler.isFinished || stopSignal != nil)
+            guard inFlight == 0, main.isIdle, occurrenceRuns.isEmpty || stopSignal != nil else {
+                return false
+            }
+            guard occurrenceRuns.values.allSatisfy({ $0.scheduler.isIdle }) else { return false }
+            if stopSignal != nil { return true }
+            return !runner.options.serve && main.isFinished && waiting.isEmpty
+        }
+
+        /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
+        /// timetable says is due now.
+        func start(opening: Decision, unfinished: [(Occurrence, RunSnapshot)]) {
+            var decision = opening
+            for (occurrence, snapshot) in unfinished {
+                guard let definition = runner.workload.job(occurrence.jobID) else { continue }
+                let (scheduler, resumed) = Scheduler.resume(
+                    snapshot, plan: occurrencePlan(definition), runnerPID: runner.options.runnerPID,
+                    suspended: main.suspensions, pendingRequests: [], options: runner.schedulerOptions,
+                    random: SystemRandomSource(), inputs: online ? [] : [.connectivity(online: false)],
+                    now: runner.clock.now())
+                timetable.resumed(occurrence)
+                occurrenceRuns[snapshot.run.id] = (occurrence, scheduler)
+                decision.append(resumed)
+            }
+            decision.append(tickTimetable())
+            submit(decision)
+            closeFinishedRuns()
+            rearmTimer()
         }
 
         func receive(_ message: Message) {
             switch message {
-            case .input(let input):
+            case .input(let runID, let input):
                 if case .attemptEnded(let jobID, let attempt, _) = input,
-                    attemptTasks[jobID]?.attempt == attempt
+                    attemptTasks[AttemptKey(runID: runID, jobID: jobID)]?.attempt == attempt
                 {
-                    attemptTasks[jobID] = nil
+                    attemptTasks[AttemptKey(runID: runID, jobID: jobID)] = nil
                 }
-                take([input])
+                take([input], in: runID)
+            case .broadcast(let input):
+                if case .connectivity(let value) = input { online = value }
+                takeEverywhere([input])
             case .durable(.success, let effects):
                 inFlight -= 1
-                take(perform(effects))
+                perform(effects)
             case .durable(.failure(let error), _):
                 inFlight -= 1
                 if storeFailure == nil {
@@ -53,20 +98,181 @@ extension Runner {
                 stop(SIGTERM)
             case .wake:
                 timer = nil
-                take([.tick])
+                takeEverywhere([.tick])
+                if stopSignal == nil && runner.options.serve { submit(tickTimetable()) }
             case .poke:
-                if stopSignal == nil { take(readStore()) }
+                if stopSignal == nil { readStore() }
             case .stop(let signal):
                 stop(signal)
             }
+            closeFinishedRuns()
             rearmTimer()
         }
 
-        /// Hands inputs to the scheduler and submits what it decided.
-        func take(_ inputs: [SchedulerInput]) {
+        // MARK: Runs
+
+        /// Hands inputs to the scheduler of a run and submits what it decided.
+        private func take(_ inputs: [SchedulerInput], in runID: String) {
             guard !inputs.isEmpty else { return }
-            submit(scheduler.handle(inputs, now: runner.clock.now()))
+            let now = runner.clock.now()
+            if runID == main.run.id {
+                submit(main.handle(inputs, now: now))
+            } else if var entry = occurrenceRuns[runID] {
+                let decision = entry.scheduler.handle(inputs, now: now)
+                occurrenceRuns[runID] = entry
+                submit(decision)
+            }
         }
+
+        private func takeEverywhere(_ inputs: [SchedulerInput]) {
+            take(inputs, in: main.run.id)
+            for runID in occurrenceRuns.keys.sorted() { take(inputs, in: runID) }
+        }
+
+        /// Closes the runs whose jobs are all final: the main run once, occurrence runs as they
+        /// end, which may let queued occurrences and occurrences that wait on needs start.
+        private func closeFinishedRuns() {
+            var decision = Decision()
+            let now = runner.clock.now()
+            if !mainClosed && main.isFinished && main.isIdle {
+                mainClosed = true
+                decision.append(main.close(now: now))
+            }
+            for runID in occurrenceRuns.keys.sorted() {
+                guard var entry = occurrenceRuns[runID], entry.scheduler.isFinished, entry.scheduler.isIdle
+                else {
+                    continue
+                }
+                occurrenceRuns[runID] = nil
+                decision.append(entry.scheduler.close(now: now))
+                if let record = timetable.recordResult(
+                    of: entry.occurrence, runID: runID, state: entry.scheduler.run.state)
+                {
+                    decision.changes.append(.putSchedule(record))
+                }
+                decision.append(begin(timetable.ended(entry.occurrence), now: now))
+            }
+            if !waiting.isEmpty && stopSignal == nil {
+                let due = waiting
+                waiting = []
+                for occurrence in due { decision.append(startOccurrence(occurrence, now: now)) }
+            }
+            if !decision.isEmpty { submit(decision) }
+        }
+
+        /// What the timetable says is due now, as store changes and runs started.
+        private func tickTimetable() -> Decision {
+            guard stopSignal == nil else { return Decision() }
+            let now = runner.clock.now()
+            return begin(timetable.tick(now: now), now: now)
+        }
+
+        /// Acts on a timetable decision: records, skipped and missed occurrences, replaced ones
+        /// ended, new ones started — all in one decision, so the schedule records are durable
+        /// with the runs they started.
+        private func begin(_ plan: Timetable.Decision, now: Date) -> Decision {
+            var decision = Decision()
+            decision.changes += plan.records.map { StoreChange.putSchedule($0) }
+            for occurrence in plan.skipped { decision.append(record(occurrence, as: .skipped, now: now)) }
+            for occurrence in plan.missed { decision.append(record(occurrence, as: .missed, now: now)) }
+            for occurrence in plan.replaced {
+                let runID = Self.runID(of: occurrence)
+                take(
+                    [
+                        .operatorRequests(
+                            [
+                                OperatorRequest(
+                                    id: 0, kind: .cancel, jobID: occurrence.jobID, requestedAt: now)
+                            ],
+                            stored: false)
+                    ], in: runID)
+            }
+            for occurrence in plan.starts { decision.append(startOccurrence(occurrence, now: now)) }
+            return decision
+        }
+
+        /// An occurrence that does not run: recorded as a finished run of its own.
+        private func record(_ occurrence: Occurrence, as state: RunState, now: Date) -> Decision {
+            var run = RunRecord(
+                id: Self.runID(of: occurrence), state: state, startedAt: now, finishedAt: now,
+                jobIDs: [occurrence.jobID], runnerPID: runner.options.runnerPID)
+            run.occurrenceOf = occurrence.jobID
+            run.scheduledAt = occurrence.scheduledAt
+            var decision = Decision()
+            decision.changes.append(.putRun(run))
+            if state == .skipped {
+                decision.effects.append(
+                    .emit(
+                        RunEvent(
+                            time: now, run: run.id, job: occurrence.jobID, kind: .disabled,
+                            reason: "the last occurrence still runs")))
+            }
+            return decision
+        }
+
+        /// Starts an occurrence's run, or holds it while a one-shot job it needs is not final, or
+        /// records it blocked when a need ended badly.
+        private func startOccurrence(_ occurrence: Occurrence, now: Date) -> Decision {
+            guard let definition = runner.workload.job(occurrence.jobID) else { return Decision() }
+            for need in definition.needs {
+                if timetable.contains(need) {
+                    if timetable.record(need)?.lastResult != .succeeded {
+                        return blocked(occurrence, by: need, now: now)
+                    }
+                } else if let state = main.record(need)?.state {
+                    if !state.isFinal {
+                        waiting.append(occurrence)
+                        return Decision()
+                    }
+                    if !state.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
+                }
+            }
+            let runID = Self.runID(of: occurrence)
+            var (scheduler, decision) = Scheduler.newRun(
+                plan: occurrencePlan(definition), runID: runID, runnerPID: runner.options.runnerPID,
+                suspended: main.suspensions, options: runner.schedulerOptions, random: SystemRandomSource(),
+                inputs: online ? [] : [.connectivity(online: false)], occurrence: occurrence, now: now)
+            if stopSignal != nil { decision.append(scheduler.handle(.stop, now: now)) }
+            occurrenceRuns[runID] = (occurrence, scheduler)
+            return decision
+        }
+
+        /// An occurrence whose need ended badly: a run of its own, its job blocked.
+        private func blocked(_ occurrence: Occurrence, by need: String, now: Date) -> Decision {
+            var run = RunRecord(
+                id: Self.runID(of: occurrence), state: .failed, startedAt: now, finishedAt: now,
+                jobIDs: [occurrence.jobID], runnerPID: runner.options.runnerPID)
+            run.occurrenceOf = occurrence.jobID
+            run.scheduledAt = occurrence.scheduledAt
+            var job = JobRecord(
+                jobID: occurrence.jobID, pipeline: runner.workload.job(occurrence.jobID)?.pipeline ?? "")
+            job.state = .blocked
+            job.reason = .ended(.blockedBy(need))
+            job.finishedAt = now
+            var decision = Decision()
+            decision.changes = [.putRun(run), .putJob(runID: run.id, job)]
+            decision.effects = [
+                .emit(
+                    RunEvent(
+                        time: now, run: run.id, job: occurrence.jobID, kind: .blocked,
+                        reason: job.reason?.words))
+            ]
+            return decision
+        }
+
+        /// An occurrence's plan: the periodic job alone; its needs were judged before it started.
+        private func occurrencePlan(_ definition: JobDefinition) -> RunPlan {
+            var job = RunPlan(runner.workload).job(definition.id) ?? RunPlan.Job(id: definition.id)
+            job.needs = []
+            return RunPlan(jobs: [job], pipelines: Array(runner.workload.pipelines.values))
+        }
+
+        /// An occurrence's run id: its scheduled date, sortable, then the job.
+        static func runID(of occurrence: Occurrence) -> String {
+            Runner.compactTimestamp(occurrence.scheduledAt) + "-" + occurrence.jobID
+        }
+
+        // MARK: Store and effects
 
         /// Stores a decision's changes; its effects follow once they are durable.
         func submit(_ decision: Decision) {
@@ -90,12 +296,12 @@ extension Runner {
             for (_, task) in sideTasks { task.cancel() }
             timer?.task.cancel()
             timer = nil
-            take([.stop])
+            waiting = []
+            takeEverywhere([.stop])
         }
 
-        /// Performs durable effects; returns inputs that are known at once.
-        private func perform(_ effects: [Effect]) -> [SchedulerInput] {
-            var inputs: [SchedulerInput] = []
+        /// Performs durable effects; inputs known at once go back to their runs.
+        private func perform(_ effects: [Effect]) {
             for effect in effects {
                 switch effect {
                 case .emit(let event):
@@ -103,18 +309,21 @@ extension Runner {
                 case .startAttempt(let order):
                     guard stopSignal == nil, let job = runner.workload.job(order.jobID) else {
                         // Decided before the stop, never begun.
-                        inputs.append(
-                            .attemptEnded(
-                                jobID: order.jobID, attempt: order.attempt,
-                                AttemptResult(
-                                    outcome: .interrupted, reason: "the runner stopped before it started")))
+                        take(
+                            [
+                                .attemptEnded(
+                                    jobID: order.jobID, attempt: order.attempt,
+                                    AttemptResult(
+                                        outcome: .interrupted, reason: "the runner stopped before it started")
+                                )
+                            ], in: order.runID)
                         continue
                     }
                     startAttempt(order, job: job)
-                case .checkConstraints(let jobID, let names):
+                case .checkConstraints(let runID, let jobID, let names):
                     let constraints = names.compactMap { runner.workload.constraints[$0] }
                     let constraintRunner = runner.constraintRunner
-                    sideTask {
+                    sideTask(runID: runID) {
                         var failed: String?
                         for constraint in constraints where !Task.isCancelled {
                             if let constraintRunner, !(await constraintRunner.check(constraint)) {
@@ -124,42 +333,43 @@ extension Runner {
                         }
                         return .constraintsChecked(jobID: jobID, failed: failed)
                     }
-                case .satisfy(let name):
+                case .satisfy(let runID, let name):
                     let constraint = runner.workload.constraints[name]
                     let constraintRunner = runner.constraintRunner
-                    sideTask {
+                    sideTask(runID: runID) {
                         var outcome = SatisfyOutcome.satisfied
                         if let constraintRunner, let constraint {
                             outcome = await constraintRunner.satisfy(constraint)
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }
-                case .endAttempt(let jobID, let attempt, let pid, let startTime):
-                    if let running = attemptTasks[jobID], running.attempt == attempt {
+                case .endAttempt(let runID, let jobID, let attempt, let pid, let startTime):
+                    if let running = attemptTasks[AttemptKey(runID: runID, jobID: jobID)],
+                        running.attempt == attempt
+                    {
                         // The handler ends the process group and reports `interrupted`.
                         running.task.cancel()
                     } else if let orphans = runner.orphans {
                         // Unstructured: ending a process group takes up to the grace period.
                         let orphan = Orphan(
-                            runID: scheduler.run.id, jobID: jobID, attempt: attempt, pid: pid,
-                            startTime: startTime)
+                            runID: runID, jobID: jobID, attempt: attempt, pid: pid, startTime: startTime)
                         Task { await orphans.terminate(orphan) }
                     }
                 }
             }
-            return inputs
         }
 
         private func startAttempt(_ order: AttemptOrder, job: JobDefinition) {
             let mailbox = runner.mailbox
             let orphans = runner.orphans
             let request = AttemptRequest(
-                runID: scheduler.run.id, job: job, attempt: order.attempt, logPath: order.logPath,
-                workDirectory: "\(runner.options.logDirectory)/\(scheduler.run.id)",
+                runID: order.runID, job: job, attempt: order.attempt, logPath: order.logPath,
+                workDirectory: "\(runner.options.logDirectory)/\(order.runID)",
                 neededOutputs: order.neededOutputs,
                 onSpawn: { pid in
                     mailbox.yield(
                         .input(
+                            run: order.runID,
                             .attemptSpawned(
                                 jobID: order.jobID, attempt: order.attempt, pid: pid,
                                 pidStartTime: orphans?.startTime(of: pid))))
@@ -167,36 +377,42 @@ extension Runner {
             let handler = runner.handler
             let task = Task {
                 let result = await handler.run(request)
-                mailbox.yield(.input(.attemptEnded(jobID: order.jobID, attempt: order.attempt, result)))
+                mailbox.yield(
+                    .input(
+                        run: order.runID, .attemptEnded(jobID: order.jobID, attempt: order.attempt, result)))
             }
-            attemptTasks[order.jobID] = (order.attempt, task)
+            attemptTasks[AttemptKey(runID: order.runID, jobID: order.jobID)] = (order.attempt, task)
         }
 
-        /// Runs a constraint command as a task whose result comes back as an input.
-        private func sideTask(_ body: @escaping @Sendable () async -> SchedulerInput) {
+        /// Runs a constraint command as a task whose result comes back as an input of its run.
+        private func sideTask(runID: String, _ body: @escaping @Sendable () async -> SchedulerInput) {
             let id = nextSideTask
             nextSideTask += 1
             let mailbox = runner.mailbox
             sideTasks[id] = Task {
-                mailbox.yield(.input(await body()))
+                mailbox.yield(.input(run: runID, await body()))
             }
             // Finished side tasks are dropped when the run ends; a run has few of them.
         }
 
         /// Suspensions and operator requests as the store holds them now.
-        private func readStore() -> [SchedulerInput] {
+        private func readStore() {
             do {
                 let suspended = try runner.store.pipelines().mapValues(\.suspended)
-                let requests = try runner.store.requests(runID: scheduler.run.id)
-                return [.suspensions(suspended), .operatorRequests(requests, stored: true)]
+                takeEverywhere([.suspensions(suspended)])
+                for runID in [main.run.id] + occurrenceRuns.keys.sorted() {
+                    let requests = try runner.store.requests(runID: runID)
+                    if !requests.isEmpty { take([.operatorRequests(requests, stored: true)], in: runID) }
+                }
             } catch {
                 runner.logger.warning("cannot read operator requests", metadata: ["error": "\(error)"])
-                return []
             }
         }
 
         private func rearmTimer() {
-            let wake = stopSignal == nil ? scheduler.nextWakeDate : nil
+            var dates = [main.nextWakeDate] + occurrenceRuns.values.map(\.scheduler.nextWakeDate)
+            if runner.options.serve { dates.append(timetable.nextWakeDate) }
+            let wake = stopSignal == nil ? dates.compactMap { $0 }.min() : nil
             guard wake != timer?.date else { return }
             timer?.task.cancel()
             timer = nil
@@ -221,6 +437,22 @@ extension Runner {
                 task.cancel()
                 await task.value
             }
+        }
+
+        /// Closes what a stop left open: the main run if it was not closed as it finished, and
+        /// the occurrence runs under way, each `stopped` (the next runner resumes them).
+        func closeAll() -> Decision {
+            var decision = Decision()
+            let now = runner.clock.now()
+            if !mainClosed {
+                mainClosed = true
+                decision.append(main.close(now: now))
+            }
+            for runID in occurrenceRuns.keys.sorted() {
+                guard var entry = occurrenceRuns.removeValue(forKey: runID) else { continue }
+                decision.append(entry.scheduler.close(now: now))
+            }
+            return decision
         }
     }
 }

@@ -14,11 +14,15 @@ public struct RunnerOptions: Sendable {
     /// How often the runner looks at the store for operator requests and suspensions when
     /// nobody pokes it (`poke()` is the fast path); nil: only when poked.
     public var storeCheckInterval: Duration?
+    /// Keep scheduling periodic jobs until stopped (`serve`); otherwise the run ends once every
+    /// one-shot job and every occurrence that was due when it started is final (`run`).
+    public var serve: Bool
 
     public init(
         maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32,
-        storeCheckInterval: Duration? = nil
+        storeCheckInterval: Duration? = nil, serve: Bool = false
     ) {
+        self.serve = serve
         self.maxRunning = maxRunning
         self.startNewRun = startNewRun
         self.logDirectory = logDirectory
@@ -49,7 +53,10 @@ public struct RunSummary: Sendable, Hashable {
 public final class Runner: Sendable {
     /// A message to the pump.
     enum Message: Sendable {
-        case input(SchedulerInput)
+        /// An input for the scheduler of one run.
+        case input(run: String, SchedulerInput)
+        /// An input for every run's scheduler (connectivity).
+        case broadcast(SchedulerInput)
         case durable(Result<Void, StoreError>, [Effect])
         case wake
         case poke
@@ -57,6 +64,8 @@ public final class Runner: Sendable {
     }
 
     let workload: Workload
+    /// The periodic jobs of the workload, as the timetable sees them.
+    let periodic: [Timetable.Job]
     let store: any QueueStore
     let handler: any JobHandler
     let clock: any RunnerClock
@@ -81,8 +90,9 @@ public final class Runner: Sendable {
         clock: any RunnerClock = SystemClock(),
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
         connectivity: (any ConnectivityProbe)? = nil, constraints: (any ConstraintRunner)? = nil,
-        options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil
+        options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil, periodic: [Timetable.Job] = []
     ) {
+        self.periodic = periodic
         self.probe = connectivity
         self.constraintRunner = constraints
         self.workload = workload
@@ -122,24 +132,27 @@ public final class Runner: Sendable {
         logger.info(
             "\(opened.resumed ? "resuming" : "starting") run",
             metadata: ["run": "\(opened.scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
-        let pump = Pump(runner: self, scheduler: opened.scheduler)
+        let timetable = Timetable(jobs: periodic, records: try store.schedules())
+        let pump = Pump(runner: self, main: opened.scheduler, timetable: timetable, online: known.isEmpty)
         let background = startBackgroundTasks()
         defer { for task in background { task.cancel() } }
-        pump.submit(opened.decision)
-        for await message in messages {
-            pump.receive(message)
-            if pump.isDone { break }
+        pump.start(opening: opened.decision, unfinished: opened.unfinishedOccurrences)
+        if !pump.isDone {
+            for await message in messages {
+                pump.receive(message)
+                if pump.isDone { break }
+            }
         }
         await pump.finishSideTasks()
 
         if let failure = pump.storeFailure { throw failure }
-        var scheduler = pump.scheduler
-        let closing = scheduler.close(now: clock.now())
+        let closing = pump.closeAll()
         try await store.commit(closing.changes)
         for event in closing.events { observer.record(event) }
+        let main = pump.main
         return RunSummary(
-            runID: scheduler.run.id, state: scheduler.run.state, resumed: opened.resumed,
-            stopSignal: pump.stopSignal, counts: scheduler.counts)
+            runID: main.run.id, state: main.run.state, resumed: opened.resumed,
+            stopSignal: pump.stopSignal, counts: main.counts)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only
@@ -167,10 +180,15 @@ public final class Runner: Sendable {
                         } catch {
                             return
                         }
-                        mailbox.yield(.input(.connectivity(online: await probe.isOnline())))
+                        mailbox.yield(.broadcast(.connectivity(online: await probe.isOnline())))
                     }
                 })
         }
         return tasks
+    }
+
+    /// The scheduler's settings for the runs of this runner.
+    var schedulerOptions: SchedulerOptions {
+        SchedulerOptions(maxRunning: options.maxRunning, logDirectory: options.logDirectory)
     }
 }

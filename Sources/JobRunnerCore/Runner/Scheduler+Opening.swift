@@ -6,13 +6,17 @@ extension Scheduler {
     /// connectivity) are taken.
     public static func newRun(
         plan: RunPlan, runID: String, runnerPID: Int32, suspended: [String: Int], options: SchedulerOptions,
-        random: any RandomSource, inputs: [SchedulerInput] = [], now: Date
+        random: any RandomSource, inputs: [SchedulerInput] = [], occurrence: Occurrence? = nil, now: Date
     ) -> (Scheduler, Decision) {
-        let run = RunRecord(
+        var run = RunRecord(
             id: runID, state: .running, startedAt: now, jobIDs: plan.jobs.map(\.id), runnerPID: runnerPID,
             pipelineLimits: plan.pipelines.mapValues(\.maxConcurrent))
+        run.occurrenceOf = occurrence?.jobID
+        run.scheduledAt = occurrence?.scheduledAt
         var opening = Decision()
-        opening.changes = [.putRun(run), .setCurrentRun(runID)]
+        // An occurrence is a run of its own, but `status` and the next `run` look first at the
+        // run of the one-shot jobs.
+        opening.changes = occurrence == nil ? [.putRun(run), .setCurrentRun(runID)] : [.putRun(run)]
         var records: [String: JobRecord] = [:]
         for job in plan.jobs {
             var record = JobRecord(

@@ -109,6 +109,9 @@ public struct Scheduler {
     /// A job's record.
     public func record(_ id: String) -> JobRecord? { jobs[id] }
 
+    /// The pipelines' suspend counts as last told.
+    public var suspensions: [String: Int] { lanes.suspended }
+
     /// The running attempt of a job.
     public func runningAttempt(_ id: String) -> AttemptRecord? { attempts[id] }
 
@@ -266,7 +269,8 @@ public struct Scheduler {
             if gate.mustCheck(job) {
                 // Constraints are checked before an attempt exists (SPEC 5.6); the job takes no
                 // slot meanwhile and comes back to its queue when they hold.
-                decision.effects.append(.checkConstraints(jobID: job.id, constraints: job.constraints))
+                decision.effects.append(
+                    .checkConstraints(runID: run.id, jobID: job.id, constraints: job.constraints))
                 continue
             }
             start(job, now: now)
@@ -299,7 +303,7 @@ public struct Scheduler {
         decision.effects.append(
             .startAttempt(
                 AttemptOrder(
-                    jobID: job.id, attempt: record.attempts, logPath: attempt.logPath ?? "",
+                    runID: run.id, jobID: job.id, attempt: record.attempts, logPath: attempt.logPath ?? "",
                     neededOutputs: needed)))
     }
 
@@ -559,7 +563,7 @@ public struct Scheduler {
             let attempt = attempts[id]
             decision.effects.append(
                 .endAttempt(
-                    jobID: id, attempt: record.attempts, pid: attempt?.pid,
+                    runID: run.id, jobID: id, attempt: record.attempts, pid: attempt?.pid,
                     pidStartTime: attempt?.pidStartTime))
             return .terminating(jobID: id)
         case (.cancel, .pending), (.cancel, .waiting), (.skip, .pending), (.skip, .waiting):
@@ -670,7 +674,7 @@ public struct Scheduler {
         }
         wait(&record, for: .constraint(name), attempt: nil, now: now)
         if gate.wait(jobID, for: name) {
-            decision.effects.append(.satisfy(constraint: name))
+            decision.effects.append(.satisfy(runID: run.id, constraint: name))
         }
     }
 

@@ -32,17 +32,18 @@ public enum Effect: Sendable, Hashable {
     case emit(RunEvent)
     /// Run an attempt; its spawn and its end come back as inputs.
     case startAttempt(AttemptOrder)
-    /// Run the `check` of each named constraint of a job, in order, until one fails.
-    case checkConstraints(jobID: String, constraints: [String])
-    /// Run a constraint's `satisfy`.
-    case satisfy(constraint: String)
+    /// Run the `check` of each named constraint of a job of run `runID`, in order, until one fails.
+    case checkConstraints(runID: String, jobID: String, constraints: [String])
+    /// Run a constraint's `satisfy` for the jobs of run `runID` that wait on it.
+    case satisfy(runID: String, constraint: String)
     /// End a running attempt now (an operator cancelled or skipped its job); its end comes back
     /// as `attemptEnded`.
-    case endAttempt(jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
+    case endAttempt(runID: String, jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
 }
 
 /// What an attempt to start needs from the scheduler.
 public struct AttemptOrder: Sendable, Hashable {
+    public var runID: String
     public var jobID: String
     public var attempt: Int
     /// Where its output goes.

@@ -29,6 +29,10 @@ public enum RunState: String, Sendable, Hashable, Codable {
     case succeeded
     /// Every job is final and at least one failed, was blocked or cancelled.
     case failed
+    /// An occurrence that came due while the last one ran, skipped (`overlap: skip`).
+    case skipped
+    /// An occurrence missed while no runner was there and not caught up (`catchUp`).
+    case missed
 
-    public var isFinal: Bool { self == .succeeded || self == .failed }
+    public var isFinal: Bool { self != .running && self != .stopped }
 }

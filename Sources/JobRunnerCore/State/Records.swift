@@ -13,6 +13,10 @@ public struct RunRecord: Sendable, Hashable, Codable {
     /// Each pipeline's `maxConcurrent` as last loaded, so `status` can show limits without
     /// the job files.
     public var pipelineLimits: [String: Int]
+    /// For a periodic job's occurrence (a run of its own, SPEC 5.8): the job.
+    public var occurrenceOf: String?
+    /// For an occurrence: its scheduled date.
+    public var scheduledAt: Date?
 
     public init(
         id: String, state: RunState, startedAt: Date, finishedAt: Date? = nil, jobIDs: [String],

@@ -10,6 +10,7 @@ public final class InMemoryQueueStore: QueueStore {
         var attempts: [String: [String: [Int: AttemptRecord]]] = [:]
         var outputs: [String: [String: [String: String]]] = [:]
         var pipelines: [String: PipelineRecord] = [:]
+        var schedules: [String: ScheduleRecord] = [:]
         var requests: [String: [UInt64: OperatorRequest]] = [:]
         var commits = 0
     }
@@ -36,6 +37,7 @@ public final class InMemoryQueueStore: QueueStore {
                 case .putOutputs(let runID, let jobID, _, let outputs):
                     state.outputs[runID, default: [:]][jobID] = outputs
                 case .putPipeline(let pipeline): state.pipelines[pipeline.name] = pipeline
+                case .putSchedule(let record): state.schedules[record.jobID] = record
                 case .putRequest(let runID, let request):
                     state.requests[runID, default: [:]][request.id] = request
                 case .deleteRequest(let runID, let id): state.requests[runID]?[id] = nil
@@ -63,6 +65,10 @@ public final class InMemoryQueueStore: QueueStore {
 
     public func runs() throws(StoreError) -> [RunRecord] {
         contents.withLock { $0.runs.values.sorted { $0.id < $1.id } }
+    }
+
+    public func schedules() throws(StoreError) -> [String: ScheduleRecord] {
+        contents.withLock { $0.schedules }
     }
 
     public func pipelines() throws(StoreError) -> [String: PipelineRecord] {

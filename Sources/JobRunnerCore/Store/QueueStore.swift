@@ -11,6 +11,8 @@ public enum StoreChange: Sendable, Hashable {
     case putPipeline(PipelineRecord)
     case putRequest(runID: String, OperatorRequest)
     case deleteRequest(runID: String, id: UInt64)
+    /// Where a periodic job stands across runs (SPEC 5.8).
+    case putSchedule(ScheduleRecord)
 }
 
 /// Everything stored about one run.
@@ -55,6 +57,9 @@ public protocol QueueStore: Sendable {
 
     /// Persisted pipeline records by name.
     func pipelines() throws(StoreError) -> [String: PipelineRecord]
+
+    /// The periodic jobs' schedule records, by job id.
+    func schedules() throws(StoreError) -> [String: ScheduleRecord]
 
     /// Operator requests waiting for the run's runner, oldest first.
     func requests(runID: String) throws(StoreError) -> [OperatorRequest]

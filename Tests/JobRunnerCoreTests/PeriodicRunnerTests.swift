@@ -1,0 +1,117 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerTesting
+import Logging
+import Testing
+
+/// Periodic jobs through the whole runner, on the manual clock: occurrences as runs of their
+/// own, stored schedule records, `run` and `serve`.
+@Suite struct PeriodicRunnerTests {
+    func runner(
+        _ harness: Harness, _ jobs: [JobDefinition], periodic: [Timetable.Job], serve: Bool = false
+    ) -> Runner {
+        Runner(
+            workload: Workload(jobs: jobs, pipelines: []), store: harness.store, handler: harness.handler,
+            clock: harness.clock, observer: harness.observer,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1, serve: serve),
+            logger: Logger(label: "t"), randomSeed: 1, periodic: periodic)
+    }
+
+    func occurrenceRuns(_ store: any QueueStore) throws -> [RunRecord] {
+        try store.runs().filter { $0.occurrenceOf != nil }.sorted {
+            ($0.scheduledAt ?? .distantPast) < ($1.scheduledAt ?? .distantPast)
+        }
+    }
+
+    @Test func runStartsTheDueOccurrenceBesideTheOneShotJobsAndReturns() async throws {
+        let harness = Harness()
+        let summary = try await runner(
+            harness, [job("build"), job("refresh")], periodic: [everyMinute("refresh")]
+        )
+        .run()
+        #expect(summary.state == .succeeded)
+        #expect(Set(harness.handler.startedJobs) == ["build", "refresh"])
+        let occurrences = try occurrenceRuns(harness.store)
+        #expect(occurrences.map(\.state) == [.succeeded])
+        #expect(occurrences.first?.scheduledAt == harness.clock.now())
+        #expect(
+            try harness.store.currentSnapshot()?.run.jobIDs == ["build"], "the run holds the one-shot jobs")
+        #expect(try harness.store.schedules()["refresh"]?.lastResult == .succeeded)
+    }
+
+    @Test func aSecondRunStartsOnlyWhatHasComeDueSince() async throws {
+        let harness = Harness()
+        let periodic = [everyMinute("refresh")]
+        _ = try await runner(harness, [job("refresh")], periodic: periodic).run()
+        _ = try await runner(harness, [job("refresh")], periodic: periodic).run()
+        #expect(harness.handler.startedJobs == ["refresh"], "nothing new was due")
+        harness.clock.advance(by: 60)
+        _ = try await runner(harness, [job("refresh")], periodic: periodic).run()
+        #expect(harness.handler.startedJobs == ["refresh", "refresh"])
+        #expect(try occurrenceRuns(harness.store).count == 2)
+    }
+
+    @Test func serveKeepsFiringUntilStoppedWithoutDuplicates() async throws {
+        let harness = Harness()
+        let runner = runner(harness, [job("refresh")], periodic: [everyMinute("refresh")], serve: true)
+        let task = Task { try await runner.run() }
+        await harness.observer.waitFor(.succeeded, job: "refresh")
+        for minute in 1...3 {
+            await harness.clock.waitForSleepers()
+            harness.clock.advance(by: 60)
+            await harness.handler.waitForStarts(minute + 1)
+        }
+        runner.requestStop(signal: SIGTERM)
+        _ = try await task.value
+        let dates = try occurrenceRuns(harness.store).compactMap(\.scheduledAt)
+        #expect(dates.count == 4)
+        #expect(Set(dates).count == dates.count, "no occurrence twice")
+    }
+
+    @Test func anOccurrenceThatComesDueWhileTheLastRunsIsSkippedAndRecorded() async throws {
+        let handler = ScriptedHandler(hold: ["refresh"])
+        let harness = Harness(handler: handler)
+        let runner = runner(harness, [job("refresh")], periodic: [everyMinute("refresh")], serve: true)
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(1)
+        await harness.clock.waitForSleepers()
+        harness.clock.advance(by: 60)
+        await harness.observer.waitFor(.disabled, job: "refresh")
+        handler.release("refresh")
+        await harness.observer.waitFor(.succeeded, job: "refresh")
+        runner.requestStop(signal: SIGTERM)
+        _ = try await task.value
+        #expect(try occurrenceRuns(harness.store).map(\.state) == [.succeeded, .skipped])
+        #expect(handler.startedJobs == ["refresh"])
+    }
+
+    @Test func aPeriodicJobWaitsForAOneShotJobItNeeds() async throws {
+        let handler = ScriptedHandler(hold: ["setup"])
+        let harness = Harness(handler: handler)
+        var refresh = job("refresh")
+        refresh.needs = ["setup"]
+        let runner = runner(harness, [job("setup"), refresh], periodic: [everyMinute("refresh")])
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(1)
+        #expect(handler.startedJobs == ["setup"])
+        handler.release("setup")
+        #expect(try await task.value.state == .succeeded)
+        #expect(handler.startedJobs == ["setup", "refresh"])
+    }
+
+    @Test func aStoppedRunnersOccurrenceIsResumedNotRepeated() async throws {
+        let handler = ScriptedHandler(hold: ["refresh"])
+        let harness = Harness(handler: handler)
+        let first = runner(harness, [job("refresh")], periodic: [everyMinute("refresh")], serve: true)
+        let task = Task { try await first.run() }
+        await handler.waitForStarts(1)
+        first.requestStop(signal: SIGTERM)
+        _ = try await task.value
+        #expect(try occurrenceRuns(harness.store).map(\.state) == [.stopped])
+        handler.release("refresh")
+        _ = try await runner(harness, [job("refresh")], periodic: [everyMinute("refresh")]).run()
+        let runs = try occurrenceRuns(harness.store)
+        #expect(runs.map(\.state) == [.succeeded], "the same occurrence, resumed")
+        #expect(handler.calls.map(\.attempt) == [1, 2])
+    }
+}
