@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test bench format lint clean
+.PHONY: setup build release run test bench fixtures format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -36,6 +36,15 @@ bench: release
 	fi
 	@python3 -c "import huey" 2>/dev/null || python3 -m pip install -q huey
 	python3 bench/bench.py --jobrunner .build/release/jobrunner
+
+# Remakes Tests/JobRunnerCoreTests/Fixtures/cron-reference.json, the cron dates the tests compare
+# with, from the Python library croniter (installed when missing, at the version the script pins).
+# The tests read the committed JSON and need no Python.
+CRONITER_VERSION := 7.0.0
+fixtures:
+	@python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('croniter') != '$(CRONITER_VERSION)')" 2>/dev/null \
+		|| python3 -m pip install -q "croniter==$(CRONITER_VERSION)"
+	python3 Tests/JobRunnerCoreTests/Fixtures/make_cron_fixture.py
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests plugins Package.swift

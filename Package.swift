@@ -94,7 +94,9 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerCoreTests",
-            dependencies: ["JobRunnerCore", "JobRunnerTesting"]
+            dependencies: ["JobRunnerCore", "JobRunnerTesting"],
+            // cron-reference.json and the script that makes it (`make fixtures`).
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "JobRunnerYAMLTests",

@@ -16,7 +16,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
         subcommands: [
             RunCommand.self, ValidateCommand.self, StatusCommand.self, LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
-            PluginsCommand.self, PluginCallCommand.self,
+            PluginsCommand.self, NextCommand.self, PluginCallCommand.self,
         ]
     )
 

@@ -70,7 +70,9 @@ public enum JobFileLoader {
 
     /// Loads and checks the job files among `paths` (files and directories); checks this module
     /// cannot make are added with ``Result/adding(_:)``.
-    public static func load(paths: [String]) -> Result {
+    /// - Parameter allowingPeriodicJobs: accept jobs with `every:` or `cron:`; by default they
+    ///   are errors while the runner cannot run them (for commands that only read schedules).
+    public static func load(paths: [String], allowingPeriodicJobs: Bool = false) -> Result {
         let (files, found) = jobFiles(in: paths)
         var diagnostics = found
         var parsed: [ParsedFile] = []
@@ -92,12 +94,15 @@ public enum JobFileLoader {
             parsed.append(parser.parse(text: text))
             diagnostics.append(contentsOf: parser.diagnostics)
         }
-        let (workload, crossFile) = check(parsed)
+        let (workload, crossFile) = checkAll(parsed, allowingPeriodicJobs: allowingPeriodicJobs)
         return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: files)
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
-    public static func load(texts: [(path: String, text: String)]) -> Result {
+    /// - Parameter allowingPeriodicJobs: as for ``load(paths:allowingPeriodicJobs:)``.
+    public static func load(texts: [(path: String, text: String)], allowingPeriodicJobs: Bool = false)
+        -> Result
+    {
         var diagnostics: [Diagnostic] = []
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
@@ -105,8 +110,14 @@ public enum JobFileLoader {
             parsed.append(parser.parse(text: file.text))
             diagnostics.append(contentsOf: parser.diagnostics)
         }
-        let (workload, crossFile) = check(parsed)
+        let (workload, crossFile) = checkAll(parsed, allowingPeriodicJobs: allowingPeriodicJobs)
         return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: texts.map(\.path))
+    }
+
+    /// The jobs of the parsed files, and the problems of the checks that span files.
+    static func checkAll(_ parsed: [ParsedFile], allowingPeriodicJobs: Bool) -> (Workload, [Diagnostic]) {
+        let (workload, crossFile) = check(parsed)
+        return (workload, crossFile + (allowingPeriodicJobs ? [] : refusePeriodicJobsForNow(parsed)))
     }
 
     /// The checks that span files: duplicate ids and pipelines, unknown needs, pipelines and
@@ -162,12 +173,24 @@ public enum JobFileLoader {
         let pipelineNames = Array(pipelines.keys) + [PipelineDefinition.defaultName]
         for job in jobs {
             let definition = job.definition
-            for (need, location) in zip(definition.needs, job.needLocations) where byID[need] == nil {
-                diagnostics.append(
-                    Diagnostic(
-                        at: location,
-                        "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
-                    ))
+            for (need, location) in zip(definition.needs, job.needLocations) {
+                guard let needed = byID[need] else {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: location,
+                            "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
+                        ))
+                    continue
+                }
+                // SPEC 5.8: a one-shot job runs once per run; an occurrence of a periodic job
+                // is a run of its own, so there is no "its" occurrence to wait for.
+                if !definition.isPeriodic, needed.definition.isPeriodic {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: location,
+                            "job '\(definition.id)' runs once per run and cannot need '\(need)', a periodic job; only periodic jobs may need periodic jobs"
+                        ))
+                }
             }
             if definition.pipeline != PipelineDefinition.defaultName, pipelines[definition.pipeline] == nil {
                 diagnostics.append(

@@ -105,23 +105,7 @@ extension JobFileParser {
             job.killGrace = value
         }
         job.retry = parseRetry(defaults: defaults["retry"], job: own["retry"])
-        for key in ["every", "cron"] {
-            guard let node = keys[key]?.value else { continue }
-            if key == "every" {
-                _ = reader.duration(node, what: "every", allowZero: false)
-            } else {
-                _ = reader.nonEmptyString(node, what: "cron")
-            }
-            reader.error(node, "periodic jobs ('\(key)') are not supported by this jobrunner yet")
-        }
-        if let node = keys["catchUp"]?.value { _ = reader.choice(node, what: "catchUp", as: CatchUp.self) }
-        if let node = keys["overlap"]?.value { _ = reader.choice(node, what: "overlap", as: Overlap.self) }
-        if let node = keys["timezone"]?.value, let name = reader.nonEmptyString(node, what: "timezone"),
-            TimeZone(identifier: name) == nil
-        {
-            reader.error(
-                node, "timezone '\(name)' is not a known IANA time zone name, like Europe/Berlin or UTC")
-        }
+        let scheduleLocation = parseSchedule(of: &job, keys: keys, own: own)
         if let node = keys["isolation"]?.value,
             let isolation = reader.choice(node, what: "isolation", as: Isolation.self)
         {
@@ -133,7 +117,7 @@ extension JobFileParser {
         job.pluginLocations = pluginLocations
         return ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
-            constraintLocations: constraintLocations)
+            constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
     }
 
     private mutating func parseRun(_ node: Node) -> HandlerSpec? {
@@ -218,8 +202,3 @@ extension JobFileParser {
         return policy
     }
 }
-
-/// `catchUp:` values (SPEC 5.8); checked now, acted on when periodic jobs arrive.
-enum CatchUp: String, CaseIterable { case none, latest, all }
-/// `overlap:` values (SPEC 5.8).
-enum Overlap: String, CaseIterable { case skip, queue, replace }

@@ -17,4 +17,6 @@ struct ParsedJob {
     var needLocations: [SourceLocation]
     var pipelineLocation: SourceLocation
     var constraintLocations: [SourceLocation]
+    /// Where the `every:` or `cron:` value stands, for periodic jobs.
+    var scheduleLocation: SourceLocation?
 }

@@ -46,7 +46,8 @@ struct Workspace: ~Copyable {
         process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
         process.arguments =
             arguments
-            + (["validate", "graph", "plugins"].contains(arguments.first ?? "") ? [] : ["--state", state])
+            + (["validate", "graph", "plugins", "next"].contains(arguments.first ?? "")
+                ? [] : ["--state", state])
         process.currentDirectoryURL = URL(fileURLWithPath: root)
         var environment = ProcessInfo.processInfo.environment
         environment["JOBRUNNER_STATE"] = nil

@@ -23,6 +23,7 @@ func expectedErrors(in path: String) throws -> [(line: Int, text: String)] {
 @Suite struct BrokenFixtureTests {
     static let files = [
         "unknown-keys", "types", "handlers", "references", "cycle", "version", "duplicate-keys", "syntax",
+        "schedules",
     ]
 
     @Test(arguments: files)

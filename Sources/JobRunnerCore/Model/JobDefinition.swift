@@ -106,6 +106,13 @@ public struct JobDefinition: Sendable, Hashable {
     public var isolation: Isolation
     /// For plugin jobs: where `plugin:` and `with:` stand.
     public var pluginLocations: PluginLocations?
+    /// `every:` or `cron:` (with `timezone:`): when a periodic job fires; nil for a one-shot
+    /// job (SPEC 5.8).
+    public var schedule: Schedule?
+    /// For periodic jobs: what becomes of occurrences missed while no runner was up.
+    public var catchUp: CatchUp
+    /// For periodic jobs: what an occurrence does when it comes due while the last one runs.
+    public var overlap: Overlap
 
     public init(
         id: String,
@@ -125,7 +132,10 @@ public struct JobDefinition: Sendable, Hashable {
         fileIndex: Int = 0,
         location: SourceLocation = SourceLocation(file: "<memory>", line: 1, column: 1),
         isolation: Isolation = .inprocess,
-        pluginLocations: PluginLocations? = nil
+        pluginLocations: PluginLocations? = nil,
+        schedule: Schedule? = nil,
+        catchUp: CatchUp = .latest,
+        overlap: Overlap = .skip
     ) {
         self.id = id
         self.handler = handler
@@ -145,10 +155,16 @@ public struct JobDefinition: Sendable, Hashable {
         self.location = location
         self.isolation = isolation
         self.pluginLocations = pluginLocations
+        self.schedule = schedule
+        self.catchUp = catchUp
+        self.overlap = overlap
     }
 }
 
 extension JobDefinition {
+    /// Whether the job runs on a schedule (`every:` or `cron:`) rather than once per run.
+    public var isPeriodic: Bool { schedule != nil }
+
     /// Whether its handler runs inside the runner's process: an in-process plugin call.
     public var runsInRunner: Bool {
         if case .plugin = handler { isolation == .inprocess } else { false }

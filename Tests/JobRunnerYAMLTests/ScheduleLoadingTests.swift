@@ -1,0 +1,136 @@
+import Foundation
+import JobRunnerCore
+import Testing
+
+@testable import JobRunnerYAML
+
+/// `every:`, `cron:`, `timezone:`, `catchUp:` and `overlap:` as the loader reads them.
+@Suite struct ScheduleLoadingTests {
+    static let periodic = """
+        defaults:
+          catchUp: all
+        jobs:
+          refresh:
+            run: ./refresh.sh
+            every: 15m
+            overlap: queue
+          nightly:
+            run: ./backup.sh
+            cron: "30 2 * * mon-fri"
+            timezone: America/New_York
+            catchUp: none
+          local:
+            plugin: users.refresh
+            cron: "@hourly"
+          once:
+            run: make
+        """
+
+    static func load(_ text: String, allowingPeriodicJobs: Bool = true) -> JobFileLoader.Result {
+        JobFileLoader.load(texts: [("jobs.yaml", text)], allowingPeriodicJobs: allowingPeriodicJobs)
+    }
+
+    @Test func readsSchedulesAndTheirSettings() throws {
+        let result = Self.load(Self.periodic)
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        let workload = try #require(result.workload)
+        let refresh = try #require(workload.job("refresh"))
+        #expect(refresh.schedule == .every(.seconds(900)))
+        #expect(refresh.isPeriodic)
+        #expect(refresh.overlap == .queue)
+        #expect(refresh.catchUp == .all, "from the file's defaults")
+
+        let nightly = try #require(workload.job("nightly"))
+        let newYork = try #require(TimeZone(identifier: "America/New_York"))
+        #expect(nightly.schedule == .cron(try CronExpression("30 2 * * mon-fri"), timeZone: newYork))
+        #expect(nightly.catchUp == CatchUp.none)
+        #expect(nightly.overlap == .skip)
+
+        let local = try #require(workload.job("local"))
+        #expect(local.schedule == .cron(try CronExpression("@hourly"), timeZone: .current))
+
+        let once = try #require(workload.job("once"))
+        #expect(!once.isPeriodic)
+        #expect(once.schedule == nil)
+    }
+
+    /// TEMPORARY with the periodic gate (`JobFileLoader+PeriodicGate.swift`): until the runner
+    /// schedules occurrences, a plain load (as `run` and `validate` make) refuses periodic jobs.
+    @Test func aPlainLoadRefusesPeriodicJobsAtTheirScheduleForNow() {
+        let result = Self.load(Self.periodic, allowingPeriodicJobs: false)
+        #expect(result.workload == nil)
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:6:12: error: periodic jobs ('every') are not supported by this jobrunner yet; `jobrunner next` shows when this one would fire",
+                "jobs.yaml:10:11: error: periodic jobs ('cron') are not supported by this jobrunner yet; `jobrunner next` shows when this one would fire",
+                "jobs.yaml:15:11: error: periodic jobs ('cron') are not supported by this jobrunner yet; `jobrunner next` shows when this one would fire",
+            ])
+    }
+
+    @Test func cronErrorsStandAtTheValue() {
+        let result = Self.load(
+            """
+            jobs:
+              a:
+                run: x
+                cron: "0 25 * * *"
+              b:
+                run: x
+                cron: 0 0 * jna *
+            """)
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:4:11: error: cron field 2 (hour) '25' is out of range 0-23",
+                "jobs.yaml:7:11: error: cron field 4 (month): unknown month name 'jna'; use jan-dec or 1-12",
+            ])
+    }
+
+    @Test func bothEveryAndCronIsAnErrorAtCron() {
+        let result = Self.load("jobs:\n  a:\n    run: x\n    every: 1h\n    cron: '@daily'\n")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:5:5: error: job 'a' has both 'every' and 'cron'; keep one of them"
+            ])
+    }
+
+    @Test func choicesListTheAllowedValues() {
+        let result = Self.load(
+            "jobs:\n  a:\n    run: x\n    every: 1h\n    catchUp: most\n    overlap: both\n")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:5:14: error: catchUp must be one of none, latest, all, not 'most'",
+                "jobs.yaml:6:14: error: overlap must be one of skip, queue, replace, not 'both'",
+            ])
+    }
+
+    @Test func unknownTimeZoneIsAnError() {
+        let result = Self.load("jobs:\n  a:\n    run: x\n    cron: '@daily'\n    timezone: Mars/Olympus\n")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:5:15: error: timezone 'Mars/Olympus' is not a known IANA time zone name, like Europe/Berlin or UTC"
+            ])
+    }
+
+    @Test func aOneShotJobMayNotNeedAPeriodicOne() {
+        let result = Self.load(
+            "jobs:\n  tick:\n    run: x\n    every: 1m\n  build:\n    run: make\n    needs: [tick]\n"
+                + "  report:\n    run: y\n    every: 1h\n    needs: [tick, build]\n")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:7:13: error: job 'build' runs once per run and cannot need 'tick', a periodic job; only periodic jobs may need periodic jobs"
+            ])
+    }
+
+    @Test func settingsWithoutEffectAreWarnings() {
+        let result = Self.load(
+            "jobs:\n  a:\n    run: x\n    every: 1m\n    timezone: UTC\n  b:\n    run: y\n    catchUp: all\n    overlap: queue\n"
+        )
+        #expect(result.workload != nil, "warnings do not stop a load")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:5:5: warning: timezone applies to cron only; job 'a' has no cron, so it has no effect",
+                "jobs.yaml:8:5: warning: catchUp applies to periodic jobs only; job 'b' has neither every nor cron, so it has no effect",
+                "jobs.yaml:9:5: warning: overlap applies to periodic jobs only; job 'b' has neither every nor cron, so it has no effect",
+            ])
+    }
+}
