@@ -14,7 +14,8 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             """,
         version: JobRunnerVersion.current,
         subcommands: [
-            RunCommand.self, ValidateCommand.self, StatusCommand.self, LogsCommand.self, GraphCommand.self,
+            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self,
+            LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self,
         ]

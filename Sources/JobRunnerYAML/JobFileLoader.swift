@@ -70,9 +70,7 @@ public enum JobFileLoader {
 
     /// Loads and checks the job files among `paths` (files and directories); checks this module
     /// cannot make are added with ``Result/adding(_:)``.
-    /// - Parameter allowingPeriodicJobs: accept jobs with `every:` or `cron:`; by default they
-    ///   are errors while the runner cannot run them (for commands that only read schedules).
-    public static func load(paths: [String], allowingPeriodicJobs: Bool = false) -> Result {
+    public static func load(paths: [String]) -> Result {
         let (files, found) = jobFiles(in: paths)
         var diagnostics = found
         var parsed: [ParsedFile] = []
@@ -94,13 +92,12 @@ public enum JobFileLoader {
             parsed.append(parser.parse(text: text))
             diagnostics.append(contentsOf: parser.diagnostics)
         }
-        let (workload, crossFile) = checkAll(parsed, allowingPeriodicJobs: allowingPeriodicJobs)
+        let (workload, crossFile) = checkAll(parsed)
         return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: files)
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
-    /// - Parameter allowingPeriodicJobs: as for ``load(paths:allowingPeriodicJobs:)``.
-    public static func load(texts: [(path: String, text: String)], allowingPeriodicJobs: Bool = false)
+    public static func load(texts: [(path: String, text: String)])
         -> Result
     {
         var diagnostics: [Diagnostic] = []
@@ -110,14 +107,14 @@ public enum JobFileLoader {
             parsed.append(parser.parse(text: file.text))
             diagnostics.append(contentsOf: parser.diagnostics)
         }
-        let (workload, crossFile) = checkAll(parsed, allowingPeriodicJobs: allowingPeriodicJobs)
+        let (workload, crossFile) = checkAll(parsed)
         return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: texts.map(\.path))
     }
 
     /// The jobs of the parsed files, and the problems of the checks that span files.
-    static func checkAll(_ parsed: [ParsedFile], allowingPeriodicJobs: Bool) -> (Workload, [Diagnostic]) {
+    static func checkAll(_ parsed: [ParsedFile]) -> (Workload, [Diagnostic]) {
         let (workload, crossFile) = check(parsed)
-        return (workload, crossFile + (allowingPeriodicJobs ? [] : refusePeriodicJobsForNow(parsed)))
+        return (workload, crossFile)
     }
 
     /// The checks that span files: duplicate ids and pipelines, unknown needs, pipelines and

@@ -105,8 +105,9 @@ import Testing
             }
         }
         #expect(ended.count == 36, "every job's succeeded attempt ran to its end")
-        let ends = Set(marks.filter { $0.first == "end" }.map { $0.dropFirst().joined(separator: "#") })
-        let cutShort = startedAttempts.subtracting(ends)
-        #expect(!cutShort.isEmpty, "some attempt was cut short by a kill, so recovery was exercised")
+        // No job fails here, so an attempt after the first is one a kill interrupted: recovery ran.
+        // (Whether the interrupted process itself got to its end depends on how fast the next
+        // runner started, which a loaded machine decides.)
+        #expect(finalAttempt.values.contains { $0 > 1 }, "some attempt was interrupted by a kill and started again")
     }
 }

@@ -87,18 +87,4 @@ import Testing
         #expect(next.status == 2)
         #expect(next.stderr.contains(options[0]))
     }
-
-    /// TEMPORARY with the periodic gate (`JobRunnerYAML/JobFileLoader+PeriodicGate.swift`).
-    @Test func runAndValidateRefusePeriodicJobsForNow() throws {
-        let workspace = try Workspace(files: ["periodic.yaml": Self.jobs])
-        for command in ["validate", "run"] {
-            let result = try workspace.run(command, "jobs")
-            #expect(result.status == 2, "\(command)")
-            #expect(
-                result.stderr.contains(
-                    "jobs/periodic.yaml:8:12: error: periodic jobs ('every') are not supported by this jobrunner yet"
-                ),
-                "\(command): \(result.stderr)")
-        }
-    }
 }

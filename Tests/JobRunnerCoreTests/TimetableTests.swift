@@ -37,7 +37,7 @@ struct TimetableDriver {
 }
 
 func everyMinute(
-    _ id: String = "refresh", catchUp: CatchUpPolicy = .latest, overlap: OverlapPolicy = .skip,
+    _ id: String = "refresh", catchUp: CatchUp = .latest, overlap: Overlap = .skip,
     seconds: Double = 60
 ) -> Timetable.Job {
     Timetable.Job(
@@ -109,7 +109,7 @@ func everyMinute(
 
     /// A job every 5 minutes whose runner was down from just after 0 to 1000 s: 300, 600 and 900
     /// were missed (900 is 100 s old: late, not on time).
-    func afterDowntime(_ catchUp: CatchUpPolicy) -> TimetableDriver {
+    func afterDowntime(_ catchUp: CatchUp) -> TimetableDriver {
         let record = ScheduleRecord(
             jobID: "refresh", anchor: Date(timeIntervalSince1970: 1_800_000_000),
             lastScheduled: Date(timeIntervalSince1970: 1_800_000_000), schedule: "every 300.0s")

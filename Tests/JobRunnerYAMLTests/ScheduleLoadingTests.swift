@@ -26,8 +26,8 @@ import Testing
             run: make
         """
 
-    static func load(_ text: String, allowingPeriodicJobs: Bool = true) -> JobFileLoader.Result {
-        JobFileLoader.load(texts: [("jobs.yaml", text)], allowingPeriodicJobs: allowingPeriodicJobs)
+    static func load(_ text: String) -> JobFileLoader.Result {
+        JobFileLoader.load(texts: [("jobs.yaml", text)])
     }
 
     @Test func readsSchedulesAndTheirSettings() throws {
@@ -52,19 +52,6 @@ import Testing
         let once = try #require(workload.job("once"))
         #expect(!once.isPeriodic)
         #expect(once.schedule == nil)
-    }
-
-    /// TEMPORARY with the periodic gate (`JobFileLoader+PeriodicGate.swift`): until the runner
-    /// schedules occurrences, a plain load (as `run` and `validate` make) refuses periodic jobs.
-    @Test func aPlainLoadRefusesPeriodicJobsAtTheirScheduleForNow() {
-        let result = Self.load(Self.periodic, allowingPeriodicJobs: false)
-        #expect(result.workload == nil)
-        #expect(
-            result.diagnostics.map(\.description) == [
-                "jobs.yaml:6:12: error: periodic jobs ('every') are not supported by this jobrunner yet; `jobrunner next` shows when this one would fire",
-                "jobs.yaml:10:11: error: periodic jobs ('cron') are not supported by this jobrunner yet; `jobrunner next` shows when this one would fire",
-                "jobs.yaml:15:11: error: periodic jobs ('cron') are not supported by this jobrunner yet; `jobrunner next` shows when this one would fire",
-            ])
     }
 
     @Test func cronErrorsStandAtTheValue() {

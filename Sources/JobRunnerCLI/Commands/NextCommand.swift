@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JobRunnerCore
+import JobRunnerYAML
 
 /// `jobrunner next [PATH…] [--count N] [--from DATE]`: when each periodic job fires next.
 struct NextCommand: ParsableCommand {
@@ -38,7 +39,7 @@ struct NextCommand: ParsableCommand {
     }
 
     func run() throws {
-        let jobSet = JobSet.load(paths, allowingPeriodicJobs: true)
+        let jobSet = JobSet.load(paths)
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         let start = from.flatMap(Self.date)
         let text = Self.render(

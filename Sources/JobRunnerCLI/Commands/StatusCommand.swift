@@ -32,14 +32,17 @@ struct StatusCommand: ParsableCommand {
         let (store, snapshot) = try openRun(stateDirectory, runID: runID)
         defer { store.close() }
         let pipelines: [String: PipelineRecord]
+        let schedules: [String: ScheduleRecord]
         do {
             pipelines = try store.pipelines()
+            schedules = try store.schedules()
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
         }
-        let report = StatusReport(
+        var report = StatusReport(
             snapshot: snapshot, suspended: pipelines, runnerPID: stateDirectory.lockHolder())
+        if snapshot.run.occurrenceOf == nil { report.schedules = schedules }
         print(json ? report.json() : report.table())
     }
 }

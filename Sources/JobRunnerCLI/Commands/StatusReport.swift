@@ -23,6 +23,8 @@ struct StatusReport {
     var pipelines: [PipelineRow]
     /// Whether a runner holds the state directory now.
     var runnerPID: Int32?
+    /// The periodic jobs' schedule records, by job id (SPEC 5.8).
+    var schedules: [String: ScheduleRecord] = [:]
 
     init(snapshot: RunSnapshot, suspended: [String: PipelineRecord], runnerPID: Int32?) {
         self.snapshot = snapshot
@@ -155,6 +157,16 @@ struct StatusReport {
                 + (row.suspended > 0 ? ", suspended: \(row.suspended)" : "")
         }
         lines.append("pipelines: " + pipelineText.joined(separator: "; "))
+        if !schedules.isEmpty {
+            lines.append("periodic jobs:")
+            for record in schedules.values.sorted(by: { $0.jobID < $1.jobID }) {
+                let last =
+                    record.lastResult.map { "last \($0.rawValue) (run \(record.lastRunID ?? "?"))" }
+                    ?? "no occurrence finished yet"
+                let next = record.nextDue.map { "next due \(Timestamps.clock($0))" } ?? "no next date"
+                lines.append("  \(record.jobID): \(last); \(next)")
+            }
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -180,8 +192,15 @@ struct StatusReport {
             "{\"name\": \(JSONValue.quote(row.name)), \"maxConcurrent\": \(row.maxConcurrent), "
                 + "\"suspended\": \(row.suspended), \"running\": \(row.running)}"
         }
+        let periodicJSON = schedules.values.sorted(by: { $0.jobID < $1.jobID }).map { record in
+            "{\"id\": \(JSONValue.quote(record.jobID)), \"lastResult\": \(string(record.lastResult?.rawValue)), "
+                + "\"lastRun\": \(string(record.lastRunID)), \"lastScheduledAt\": \(date(record.lastScheduled)), "
+                + "\"nextDueAt\": \(date(record.nextDue))}"
+        }
         return "{\"run\": \(runJSON),\n \"jobs\": [" + jobs.joined(separator: ",\n  ")
             + "],\n \"pipelines\": ["
-            + pipelineJSON.joined(separator: ", ") + "]}"
+            + pipelineJSON.joined(separator: ", ") + "],\n \"periodic\": ["
+            + periodicJSON.joined(separator: ",\n  ")
+            + "]}"
     }
 }

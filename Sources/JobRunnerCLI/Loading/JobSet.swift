@@ -15,11 +15,9 @@ struct JobSet {
 
     /// Loads the job files among `paths` (default `jobs/`) and the plugins their jobs name, and
     /// prints every problem to standard error, with a count line when any is an error.
-    /// - Parameter allowingPeriodicJobs: accept `every:` and `cron:` jobs, for commands that only
-    ///   read schedules (`next`); while the runner cannot run them, the others refuse them.
-    static func load(_ paths: [String], allowingPeriodicJobs: Bool = false) -> JobSet {
+    static func load(_ paths: [String]) -> JobSet {
         let jobPaths = self.jobPaths(paths)
-        let files = JobFileLoader.load(paths: jobPaths, allowingPeriodicJobs: allowingPeriodicJobs)
+        let files = JobFileLoader.load(paths: jobPaths)
         // Plugins are checked even when the files have errors, so every problem shows at once.
         let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
         let problems = plugins.problems(in: files.jobsAsRead).map { Diagnostic(at: $0.location, $0.message) }

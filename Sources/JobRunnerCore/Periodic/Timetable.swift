@@ -1,6 +1,7 @@
 import Foundation
 
-/// What the ``Timetable`` needs of a schedule: its fire dates.
+/// What the ``Timetable`` needs of a schedule: its fire dates. ``Schedule`` is one; tests use
+/// simpler ones.
 public protocol FireSchedule: Sendable {
     /// The first fire date strictly after `date`; `anchor` is when the job was first seen
     /// (`every:` counts from it). Nil when the schedule never fires again.
@@ -37,6 +38,8 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// this one goes on only after a success (SPEC 5.8).
     public var lastResult: RunState?
     public var lastRunID: String?
+    /// The next scheduled date as computed when this record was written, for `status`.
+    public var nextDue: Date?
 
     public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
         self.jobID = jobID
@@ -56,12 +59,12 @@ public struct Timetable {
         public var schedule: any FireSchedule
         /// The schedule's text, stored so a changed schedule is noticed.
         public var scheduleText: String
-        public var catchUp: CatchUpPolicy
-        public var overlap: OverlapPolicy
+        public var catchUp: CatchUp
+        public var overlap: Overlap
 
         public init(
-            id: String, schedule: any FireSchedule, scheduleText: String, catchUp: CatchUpPolicy = .latest,
-            overlap: OverlapPolicy = .skip
+            id: String, schedule: any FireSchedule, scheduleText: String, catchUp: CatchUp = .latest,
+            overlap: Overlap = .skip
         ) {
             self.id = id
             self.schedule = schedule
@@ -92,7 +95,7 @@ public struct Timetable {
     }
 
     /// At most this many missed occurrences of one job run after downtime with `catchUp: all`.
-    public static let catchUpLimit = 100
+    public static let catchUpLimit = CatchUp.maximumCaughtUp
     /// An occurrence found due no later than this after its date is on time, not missed: a
     /// runner wakes a little after each date.
     public static let lateness: TimeInterval = 60
@@ -133,8 +136,10 @@ public struct Timetable {
             guard let job = jobs[id] else { continue }
             guard var record = records[id] else {
                 // First seen: its first occurrence is due now.
-                let record = ScheduleRecord(
+                var record = ScheduleRecord(
                     jobID: id, anchor: now, lastScheduled: now, schedule: job.scheduleText)
+                record.nextDue = job.schedule.nextFireDate(
+                    after: record.lastScheduled ?? now, anchor: record.anchor)
                 records[id] = record
                 decision.records.append(record)
                 arrive(Occurrence(jobID: id, scheduledAt: now), job: job, into: &decision)
@@ -142,8 +147,11 @@ public struct Timetable {
             }
             if record.schedule != job.scheduleText {
                 // A changed schedule counts from now: its next date is its first after now.
-                record = ScheduleRecord(
-                    jobID: id, anchor: now, lastScheduled: now, schedule: job.scheduleText)
+                record.schedule = job.scheduleText
+                record.anchor = now
+                record.lastScheduled = now
+                record.nextDue = job.schedule.nextFireDate(
+                    after: record.lastScheduled ?? now, anchor: record.anchor)
                 records[id] = record
                 decision.records.append(record)
                 continue
@@ -151,6 +159,8 @@ public struct Timetable {
             let due = dueDates(of: job, record: record, now: now)
             guard let last = due.last else { continue }
             record.lastScheduled = last
+            record.nextDue = job.schedule.nextFireDate(
+                after: record.lastScheduled ?? now, anchor: record.anchor)
             records[id] = record
             decision.records.append(record)
             // On time: found due soon after its date. Late: missed while no runner was there.
@@ -277,22 +287,15 @@ public struct Timetable {
     }
 }
 
-/// What runs after downtime (SPEC 5.8 `catchUp`).
-public enum CatchUpPolicy: String, Sendable, Hashable, CaseIterable {
-    /// Missed occurrences are dropped.
-    case none
-    /// The latest missed occurrence runs.
-    case latest
-    /// Each missed occurrence runs, at most ``Timetable/catchUpLimit``.
-    case all
-}
+extension Schedule: FireSchedule {}
 
-/// What happens when an occurrence comes due while the last one still runs (SPEC 5.8 `overlap`).
-public enum OverlapPolicy: String, Sendable, Hashable, CaseIterable {
-    /// It is skipped (recorded, with a `disabled` event).
-    case skip
-    /// It waits for the running one; at most one waits.
-    case queue
-    /// The running one is ended and the new one starts.
-    case replace
+extension Timetable.Job {
+    /// A periodic job of the loaded files, as the timetable sees it; nil for a one-shot job.
+    public init?(_ definition: JobDefinition) {
+        guard let schedule = definition.schedule, definition.enabled else { return nil }
+        self.init(
+            id: definition.id, schedule: schedule, scheduleText: schedule.description,
+            catchUp: definition.catchUp,
+            overlap: definition.overlap)
+    }
 }

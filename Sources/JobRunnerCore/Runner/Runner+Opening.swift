@@ -17,7 +17,8 @@ extension Runner {
         -> Opened
     {
         let suspended = try store.pipelines().mapValues(\.suspended)
-        let periodicIDs = Set(periodic.map(\.id))
+        // A disabled periodic job has no timetable entry, but is no one-shot job either.
+        let periodicIDs = Set(periodic.map(\.id)).union(workload.jobs.filter(\.isPeriodic).map(\.id))
         let full = RunPlan(workload)
         // Periodic jobs run as occurrences, each a run of its own; the run holds the others.
         let plan = RunPlan(

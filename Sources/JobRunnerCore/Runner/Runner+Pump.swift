@@ -13,6 +13,8 @@ extension Runner {
         /// Occurrence runs under way, by run id.
         private var occurrenceRuns: [String: (occurrence: Occurrence, scheduler: Scheduler)] = [:]
         private var timetable: Timetable
+        /// The definitions as last loaded (`serve` reloads them).
+        private var workload: Workload
         /// Occurrences due whose non-periodic needs are not final yet.
         private var waiting: [Occurrence] = []
         private var online = true
@@ -39,6 +41,7 @@ extension Runner {
             self.runner = runner
             self.main = main
             self.timetable = timetable
+            self.workload = runner.workload
             self.online = online
         }
 
@@ -58,7 +61,7 @@ extension Runner {
         func start(opening: Decision, unfinished: [(Occurrence, RunSnapshot)]) {
             var decision = opening
             for (occurrence, snapshot) in unfinished {
-                guard let definition = runner.workload.job(occurrence.jobID) else { continue }
+                guard let definition = definition(occurrence.jobID) else { continue }
                 let (scheduler, resumed) = Scheduler.resume(
                     snapshot, plan: occurrencePlan(definition), runnerPID: runner.options.runnerPID,
                     suspended: main.suspensions, pendingRequests: [], options: runner.schedulerOptions,
@@ -104,9 +107,19 @@ extension Runner {
                 if stopSignal == nil { readStore() }
             case .stop(let signal):
                 stop(signal)
+            case .reload(let reloaded, let periodic):
+                workload = reloaded
+                timetable.reload(periodic)
+                if stopSignal == nil { submit(tickTimetable()) }
             }
             closeFinishedRuns()
             rearmTimer()
+        }
+
+        /// A job's definition as last loaded; a one-shot job of the run that a reload removed
+        /// keeps the definition it started with.
+        private func definition(_ id: String) -> JobDefinition? {
+            workload.job(id) ?? runner.workload.job(id)
         }
 
         // MARK: Runs
@@ -213,7 +226,7 @@ extension Runner {
         /// Starts an occurrence's run, or holds it while a one-shot job it needs is not final, or
         /// records it blocked when a need ended badly.
         private func startOccurrence(_ occurrence: Occurrence, now: Date) -> Decision {
-            guard let definition = runner.workload.job(occurrence.jobID) else { return Decision() }
+            guard let definition = definition(occurrence.jobID) else { return Decision() }
             for need in definition.needs {
                 if timetable.contains(need) {
                     if timetable.record(need)?.lastResult != .succeeded {
@@ -245,7 +258,7 @@ extension Runner {
             run.occurrenceOf = occurrence.jobID
             run.scheduledAt = occurrence.scheduledAt
             var job = JobRecord(
-                jobID: occurrence.jobID, pipeline: runner.workload.job(occurrence.jobID)?.pipeline ?? "")
+                jobID: occurrence.jobID, pipeline: definition(occurrence.jobID)?.pipeline ?? "")
             job.state = .blocked
             job.reason = .ended(.blockedBy(need))
             job.finishedAt = now
@@ -262,9 +275,9 @@ extension Runner {
 
         /// An occurrence's plan: the periodic job alone; its needs were judged before it started.
         private func occurrencePlan(_ definition: JobDefinition) -> RunPlan {
-            var job = RunPlan(runner.workload).job(definition.id) ?? RunPlan.Job(id: definition.id)
+            var job = RunPlan(workload).job(definition.id) ?? RunPlan.Job(id: definition.id)
             job.needs = []
-            return RunPlan(jobs: [job], pipelines: Array(runner.workload.pipelines.values))
+            return RunPlan(jobs: [job], pipelines: Array(workload.pipelines.values))
         }
 
         /// An occurrence's run id: its scheduled date, sortable, then the job.
@@ -307,7 +320,7 @@ extension Runner {
                 case .emit(let event):
                     runner.observer.record(event)
                 case .startAttempt(let order):
-                    guard stopSignal == nil, let job = runner.workload.job(order.jobID) else {
+                    guard stopSignal == nil, let job = definition(order.jobID) else {
                         // Decided before the stop, never begun.
                         take(
                             [
@@ -321,7 +334,7 @@ extension Runner {
                     }
                     startAttempt(order, job: job)
                 case .checkConstraints(let runID, let jobID, let names):
-                    let constraints = names.compactMap { runner.workload.constraints[$0] }
+                    let constraints = names.compactMap { workload.constraints[$0] }
                     let constraintRunner = runner.constraintRunner
                     sideTask(runID: runID) {
                         var failed: String?
@@ -334,7 +347,7 @@ extension Runner {
                         return .constraintsChecked(jobID: jobID, failed: failed)
                     }
                 case .satisfy(let runID, let name):
-                    let constraint = runner.workload.constraints[name]
+                    let constraint = workload.constraints[name]
                     let constraintRunner = runner.constraintRunner
                     sideTask(runID: runID) {
                         var outcome = SatisfyOutcome.satisfied

@@ -61,6 +61,8 @@ public final class Runner: Sendable {
         case wake
         case poke
         case stop(Int32)
+        /// New definitions (`serve` reloading its files) and the periodic jobs among them.
+        case reload(Workload, [Timetable.Job])
     }
 
     let workload: Workload
@@ -111,6 +113,14 @@ public final class Runner: Sendable {
     /// `interrupted`. Safe to call from any thread, any number of times.
     public func requestStop(signal: Int32) {
         mailbox.yield(.stop(signal))
+    }
+
+    /// Takes new definitions while serving (SPEC 5.8): new periodic jobs are scheduled, removed
+    /// ones are dropped after their running occurrence, a changed schedule recomputes the next
+    /// date; the next attempts of every job use the new definitions. The run of one-shot jobs
+    /// keeps its set of jobs.
+    public func reload(_ workload: Workload) {
+        mailbox.yield(.reload(workload, workload.jobs.compactMap(Timetable.Job.init)))
     }
 
     /// Tells the runner that operator requests or suspensions may have changed in the store

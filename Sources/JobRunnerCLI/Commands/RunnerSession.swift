@@ -1,0 +1,182 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Glibc
+import JobRunnerCore
+import JobRunnerLMDB
+import JobRunnerShell
+import JobRunnerYAML
+import Logging
+import Synchronization
+
+/// How progress is shown.
+enum Progress: String, ExpressibleByArgument, CaseIterable {
+    case auto, tty, plain, none
+}
+
+/// What `run` and `serve` both take.
+struct SessionOptions: ParsableArguments {
+    @Argument(help: "Job files or directories (default: jobs/).")
+    var paths: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("At most this many attempts at once, over all pipelines.", valueName: "n"))
+    var jobs: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Write events as JSON lines to this file, or - for standard output.", valueName: "file"))
+    var events: String?
+
+    @Option(help: "auto, tty (a live board), plain (a line per transition) or none.")
+    var progress: Progress = .auto
+
+    func check() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs)") }
+    }
+}
+
+/// One runner's life, for `run` and `serve`: the job files loaded, the state directory locked,
+/// the handlers, observers and signals set up, the runner run, its summary printed.
+struct RunnerSession {
+    let global: GlobalOptions
+    let options: SessionOptions
+
+    /// Runs; returns the summary already printed. Throws an `ExitCode` for invalid job files (2)
+    /// and an unusable state directory (3).
+    func run(serve: Bool, startNew: Bool) async throws -> RunSummary {
+        let jobSet = JobSet.load(options.paths)
+        guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        let stateDirectory = global.stateDirectory
+        let lock: RunnerLock
+        let store: LMDBQueueStore
+        do {
+            try stateDirectory.prepare()
+            lock = try stateDirectory.lockForRunner()
+            store = try stateDirectory.openStore()
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+        defer {
+            store.close()
+            withExtendedLifetime(lock) {}
+        }
+
+        var observers: [any RunObserver] = []
+        if let events = options.events { observers.append(try EventsWriter(path: events)) }
+        let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
+        switch resolvedProgress(fd: progressFD) {
+        case .tty: observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count))
+        case .plain: observers.append(PlainProgress(fd: progressFD))
+        case .none, .auto: break
+        }
+
+        let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
+        defer { pluginThreads.stop() }
+        let handlers = JobHandlers.standard(plugins: jobSet.plugins, pluginThreads: pluginThreads.pool)
+
+        var logger = Logger(label: "jobrunner")
+        logger.logLevel = .warning
+        let runner = Runner(
+            workload: workload, store: store, handler: handlers,
+            observer: ObserverList(observers),
+            orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
+            constraints: ShellConstraints(),
+            options: RunnerOptions(
+                maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
+                runnerPID: getpid(), serve: serve),
+            logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
+        let reloader =
+            serve ? Reloader(paths: options.paths, files: jobSet.result.files, runner: runner) : nil
+        let signals = SignalForwarder(signals: [SIGINT, SIGTERM, SIGUSR1, SIGHUP]) { signal in
+            switch signal {
+            // SIGUSR1 is how `suspend`, `resume`, `retry`, `skip` and `cancel` say "look at the store".
+            case SIGUSR1: runner.poke()
+            case SIGHUP: reloader?.reload()
+            default: runner.requestStop(signal: signal)
+            }
+        }
+        defer { signals.cancel() }
+        let watcher = reloader.map { reloader in
+            // Unstructured: polls the job files' dates once a second until the session ends.
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    reloader.reloadIfChanged()
+                }
+            }
+        }
+        defer { watcher?.cancel() }
+
+        let started = Date()
+        let summary: RunSummary
+        do {
+            summary = try await runner.run()
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+        let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
+        writeText(progressFD, message + "\n")
+        return summary
+    }
+
+    private func resolvedProgress(fd: Int32) -> Progress {
+        guard options.progress == .auto else { return options.progress }
+        let dumb = ProcessInfo.processInfo.environment["TERM"].map { $0 == "dumb" || $0.isEmpty } ?? true
+        return isatty(fd) == 1 && !dumb ? .tty : .plain
+    }
+}
+
+/// Reloads `serve`'s job files when they change or on SIGHUP (SPEC 5.8): a load with errors is
+/// printed and the last good definitions stay.
+final class Reloader: Sendable {
+    private let paths: [String]
+    private let runner: Runner
+    private let state: Mutex<(files: [String], stamps: [String: Stamp])>
+
+    private struct Stamp: Equatable {
+        var modified: Date?
+        var size: Int?
+    }
+
+    init(paths: [String], files: [String], runner: Runner) {
+        self.paths = paths
+        self.runner = runner
+        state = Mutex((files, Self.stamps(of: files)))
+    }
+
+    /// Reloads if a job file was added, removed or changed since the last look.
+    func reloadIfChanged() {
+        let (before, files) = state.withLock { ($0.stamps, $0.files) }
+        let found = JobFileLoader.jobFiles(in: JobSet.jobPaths(paths)).files
+        if Set(found) == Set(files) && Self.stamps(of: found) == before { return }
+        reload()
+    }
+
+    /// Loads the job files again and hands good definitions to the runner.
+    func reload() {
+        let jobSet = JobSet.load(paths)
+        let files = jobSet.result.files
+        state.withLock { $0 = (files, Self.stamps(of: files)) }
+        guard let workload = jobSet.workload else {
+            printError("jobrunner: the job files have errors; the last good definitions keep running")
+            return
+        }
+        writeText(STDOUT_FILENO, "reloaded \(workload.jobs.count) jobs from \(files.count) files\n")
+        runner.reload(workload)
+    }
+
+    private static func stamps(of files: [String]) -> [String: Stamp] {
+        var stamps: [String: Stamp] = [:]
+        for file in files {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file)
+            stamps[file] = Stamp(
+                modified: attributes?[.modificationDate] as? Date,
+                size: (attributes?[.size] as? NSNumber)?.intValue)
+        }
+        return stamps
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+
+/// `jobrunner runs [--json] [--limit N]`: the history, newest first.
+struct RunsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "runs",
+        abstract: "List runs, newest first: each run of the jobs and each periodic occurrence.",
+        discussion:
+            "An occurrence of a periodic job is a run of its own; `status --run ID` and `logs --run ID` show it."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Print JSON lines instead of a table.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Show at most this many runs.", valueName: "n"))
+    var limit: Int = 20
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
+    }
+
+    func run() throws {
+        let stateDirectory = global.stateDirectory
+        guard stateDirectory.hasDatabase else {
+            if !json { print("no runs yet in \(stateDirectory.path)") }
+            return
+        }
+        do {
+            let store = try stateDirectory.openStore()
+            defer { store.close() }
+            let runs = try store.runs().sorted { $0.startedAt > $1.startedAt }.prefix(limit)
+            var rows: [[String]] = []
+            for run in runs {
+                var counts: [JobState: Int] = [:]
+                let jobs = try store.snapshot(runID: run.id)?.jobs ?? [:]
+                for record in jobs.values { counts[record.state, default: 0] += 1 }
+                if json {
+                    print(Self.json(run, counts: counts))
+                } else {
+                    rows.append(Self.row(run, counts: counts))
+                }
+            }
+            if !json {
+                print(Table(header: ["RUN", "OF", "STATE", "STARTED", "TOOK", "JOBS"], rows: rows).text)
+            }
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+    }
+
+    private static func summary(_ counts: [JobState: Int]) -> String {
+        JobState.allCases.compactMap { state in counts[state].map { "\($0) \(state.rawValue)" } }
+            .joined(separator: ", ")
+    }
+
+    static func row(_ run: RunRecord, counts: [JobState: Int]) -> [String] {
+        let took = run.finishedAt.map { Timestamps.elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
+        let of =
+            run.occurrenceOf.map { job in "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")" }
+            ?? "jobs"
+        return [run.id, of, run.state.rawValue, Timestamps.clock(run.startedAt), took, summary(counts)]
+    }
+
+    static func json(_ run: RunRecord, counts: [JobState: Int]) -> String {
+        func date(_ value: Date?) -> String { value.map { JSONValue.quote(Timestamps.iso($0)) } ?? "null" }
+        let countsJSON = JobState.allCases.compactMap { state in
+            counts[state].map { "\(JSONValue.quote(state.rawValue)): \($0)" }
+        }
+        return "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
+            + "\"occurrenceOf\": \(run.occurrenceOf.map(JSONValue.quote) ?? "null"), "
+            + "\"scheduledAt\": \(date(run.scheduledAt)), \"startedAt\": \(date(run.startedAt)), "
+            + "\"finishedAt\": \(date(run.finishedAt)), \"counts\": {\(countsJSON.joined(separator: ", "))}}"
+    }
+}
+
+/// Columns padded to their widest cell; the last column is not padded.
+struct Table {
+    var header: [String]
+    var rows: [[String]]
+
+    var text: String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1
+                    ? cell : cell.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
+            }.joined()
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n")
+    }
+}
