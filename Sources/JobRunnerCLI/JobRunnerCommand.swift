@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import Glibc
 import JobRunnerCore
 import JobRunnerLMDB
 
@@ -26,6 +27,9 @@ public struct JobRunnerCommand: AsyncParsableCommand {
     /// Parses the command line and runs the chosen command. Usage errors exit 2, as SPEC 4
     /// says for invalid usage (ArgumentParser's own default is 64).
     public static func runMain(_ arguments: [String]? = nil) async {
+        // A reader of `--events -` or of the progress lines that goes away (`| head`) must not
+        // kill a runner with SIGPIPE mid-run: writes to it fail instead, and the run goes on.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {

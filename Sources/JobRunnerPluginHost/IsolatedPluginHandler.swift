@@ -17,13 +17,15 @@ public enum ChildExit: Sendable, Equatable {
 }
 
 /// Runs a child process: `arguments` for the `jobrunner` executable, `input` on its standard
-/// input; its standard output comes back, its standard error goes to `log`. The child gets its
+/// input, `identity` added to its environment (the variables that name its run, job and attempt,
+/// by which a restarted runner finds it if this one dies); its standard output comes back, its
+/// standard error goes to `log`. The child gets its
 /// own process group, which a timeout or a stop ends (SIGTERM, then SIGKILL after `killGrace`);
 /// `onSpawn` gets its pid.
 public typealias ChildRunner =
     @Sendable (
-        _ arguments: [String], _ input: [UInt8], _ log: String, _ timeout: Duration?, _ killGrace: Duration,
-        _ onSpawn: @escaping @Sendable (Int32) -> Void
+        _ arguments: [String], _ input: [UInt8], _ identity: [String: String], _ log: String,
+        _ timeout: Duration?, _ killGrace: Duration, _ onSpawn: @escaping @Sendable (Int32) -> Void
     ) async -> ChildExit
 
 /// Runs plugin jobs in a child `jobrunner` process, one per attempt (`isolation: process`), so a
@@ -50,6 +52,10 @@ public struct IsolatedPluginHandler: JobHandler {
         let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
         let exit = await runChild(
             ["plugin-call", "--library", plugin.path, "--plugin", plugin.name, "--handler", handler], bytes,
+            [
+                "JOBRUNNER_RUN": request.runID, "JOBRUNNER_JOB": request.job.id,
+                "JOBRUNNER_ATTEMPT": String(request.attempt),
+            ],
             request.logPath,
             request.job.timeout, request.job.killGrace, request.onSpawn)
         switch exit {

@@ -108,6 +108,8 @@ import Testing
         // No job fails here, so an attempt after the first is one a kill interrupted: recovery ran.
         // (Whether the interrupted process itself got to its end depends on how fast the next
         // runner started, which a loaded machine decides.)
-        #expect(finalAttempt.values.contains { $0 > 1 }, "some attempt was interrupted by a kill and started again")
+        #expect(
+            finalAttempt.values.contains { $0 > 1 },
+            "some attempt was interrupted by a kill and started again")
     }
 }

@@ -121,8 +121,9 @@ final class LineReader: @unchecked Sendable {
     private func add(_ line: String) {
         let ready = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             lines.append(line)
-            let matched = waiters.filter { line.contains($0.1) }.map(\.2)
-            waiters.removeAll { line.contains($0.1) }
+            // An empty text waits for any line.
+            let matched = waiters.filter { $0.1.isEmpty || line.contains($0.1) }.map(\.2)
+            waiters.removeAll { $0.1.isEmpty || line.contains($0.1) }
             return matched
         }
         for waiter in ready { waiter.resume(returning: true) }
@@ -151,6 +152,40 @@ final class LineReader: @unchecked Sendable {
                 if lines.contains(where: { $0.contains(text) }) { return true }
                 if closed { return false }
                 waiters.append((id, text, continuation))
+                return nil
+            }
+            if let result { continuation.resume(returning: result) }
+        }
+    }
+
+    /// Waits until `times` lines contain `text`; false if the pipe closed first or the guard
+    /// limit passed. Lines are re-read as they come, so no line is missed.
+    func waitFor(_ text: String, times: Int, limit: Duration = .seconds(120)) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let (count, isClosed) = lock.withLock { (lines.filter { $0.contains(text) }.count, closed) }
+            if count >= times { return true }
+            if isClosed { return false }
+            // Wait for the next line of any kind, then count again.
+            let marker = lock.withLock { lines.count }
+            _ = await waitForLine(after: marker, limit: deadline - ContinuousClock.now)
+        }
+        return false
+    }
+
+    /// Waits until there are more than `count` lines.
+    private func waitForLine(after count: Int, limit: Duration) async -> Bool {
+        let id = UUID()
+        let guardTask = Task { [self] in
+            try await Task.sleep(for: limit)
+            giveUp(id)
+        }
+        defer { guardTask.cancel() }
+        return await withCheckedContinuation { continuation in
+            let result: Bool? = lock.withLock {
+                if lines.count > count { return true }
+                if closed { return false }
+                waiters.append((id, "", continuation))
                 return nil
             }
             if let result { continuation.resume(returning: result) }

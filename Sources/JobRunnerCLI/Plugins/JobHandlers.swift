@@ -32,9 +32,10 @@ struct JobHandlers: JobHandler {
             shell: ShellHandler(slots: slots, clock: clock),
             inProcess: InProcessPluginHandler(catalog: plugins, threads: pluginThreads, clock: clock),
             isolated: IsolatedPluginHandler(catalog: plugins) {
-                arguments, input, log, timeout, killGrace, onSpawn in
+                arguments, input, identity, log, timeout, killGrace, onSpawn in
                 let child = ChildProcess(
-                    program: .path(executable), arguments: arguments, input: input,
+                    program: .path(executable), arguments: arguments,
+                    environment: ProcessInfo.processInfo.environment.merging(identity) { $1 }, input: input,
                     errors: .appendToFile(log),
                     timeout: timeout, killGrace: killGrace, clock: clock)
                 let outcome = await child.run(in: slots, onSpawn: onSpawn)
