@@ -15,7 +15,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             """,
         version: JobRunnerVersion.current,
         subcommands: [
-            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self,
+            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self, PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self,

@@ -306,7 +306,12 @@ private final class GroupCommitWriter: @unchecked Sendable {
         var rows: [(MDB_dbi, [UInt8], [UInt8]?)] = []
         rows.reserveCapacity(changes.count)
         var written = Set<Row>()
+        var pruned: [String] = []
         for change in changes.reversed() {
+            if case .deleteRun(let runID) = change {
+                pruned.append(runID)
+                continue
+            }
             let (dbi, key) = place(of: change, in: tables)
             guard written.insert(Row(dbi: dbi, key: key)).inserted else { continue }
             rows.append((dbi, key, try value(of: change, encoder: encoder)))
@@ -317,6 +322,15 @@ private final class GroupCommitWriter: @unchecked Sendable {
                     try txn.put(dbi, key: key, value: value)
                 } else {
                     try txn.delete(dbi, key: key)
+                }
+            }
+            for runID in pruned {
+                // A run's rows are one key range in each table.
+                try txn.delete(tables.runs, key: StoreKey.run(runID))
+                for dbi in [tables.jobs, tables.attempts, tables.outputs, tables.requests] {
+                    var keys: [[UInt8]] = []
+                    try txn.scan(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(key) }
+                    for key in keys { try txn.delete(dbi, key: key) }
                 }
             }
         }
@@ -356,6 +370,7 @@ extension GroupCommitWriter {
             (tables.requests, StoreKey.request(runID: runID, id: request.id))
         case .deleteRequest(let runID, let id): (tables.requests, StoreKey.request(runID: runID, id: id))
         case .putSchedule(let record): (tables.schedules, StoreKey.schedule(record.jobID))
+        case .deleteRun(let runID): (tables.runs, StoreKey.run(runID))
         }
     }
 
@@ -371,6 +386,7 @@ extension GroupCommitWriter {
         case .putRequest(_, let request): Array(try encoder.encode(request))
         case .deleteRequest: nil
         case .putSchedule(let record): Array(try encoder.encode(record))
+        case .deleteRun: nil
         }
     }
 }

@@ -2,7 +2,7 @@
 /// version adds: a misspelt key is an error, never silently ignored.
 enum JobFileKeys {
     static let topLevel = [
-        "version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs",
+        "version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs", "retention",
     ]
     static let job = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
@@ -14,4 +14,5 @@ enum JobFileKeys {
     static let constraint = ["check", "satisfy", "timeout"]
     static let connectivity = ["probe", "interval"]
     static let plugins = ["paths"]
+    static let retention = ["runs", "age"]
 }

@@ -226,9 +226,24 @@ public enum JobFileLoader {
             connectivity = declared.settings
             connectivityAt = declared.location
         }
+        var retention = RetentionPolicy()
+        var retentionAt: SourceLocation?
+        for file in files {
+            guard let declared = file.retention else { continue }
+            if let first = retentionAt {
+                diagnostics.append(
+                    Diagnostic(
+                        at: declared.location,
+                        "retention is declared twice; the first is at \(first); keep one"))
+                continue
+            }
+            retention = declared.policy
+            retentionAt = declared.location
+        }
         let workload = Workload(
             jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity,
-            constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths))
+            constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
+            retention: retention)
         return (workload, diagnostics)
     }
 }

@@ -58,6 +58,22 @@ struct JobFileParser {
                 ($0, reader.location(connectivity.keyNode))
             }
         }
+        if let retention = top["retention"], let entries = reader.entries(retention.value, what: "retention")
+        {
+            let known = reader.known(entries, allowed: JobFileKeys.retention, in: "retention")
+            var policy = RetentionPolicy()
+            if let node = known["runs"]?.value,
+                let runs = reader.int(node, what: "retention.runs", range: 1...1_000_000)
+            {
+                policy.runs = runs
+            }
+            if let node = known["age"]?.value,
+                let age = reader.duration(node, what: "retention.age", allowZero: false)
+            {
+                policy.age = age
+            }
+            file.retention = (policy, reader.location(retention.keyNode))
+        }
         if let plugins = top["plugins"], let entries = reader.entries(plugins.value, what: "plugins") {
             let known = reader.known(entries, allowed: JobFileKeys.plugins, in: "plugins")
             if let paths = known["paths"], let list = reader.stringList(paths.value, what: "plugins.paths") {

@@ -7,6 +7,7 @@ struct ParsedFile {
     var constraints: [(definition: ConstraintDefinition, location: SourceLocation)] = []
     var jobs: [ParsedJob] = []
     var connectivity: (settings: ConnectivitySettings, location: SourceLocation)?
+    var retention: (policy: RetentionPolicy, location: SourceLocation)?
     /// `plugins.paths`, absolute.
     var pluginPaths: [String] = []
 }

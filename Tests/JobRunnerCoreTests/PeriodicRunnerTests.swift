@@ -114,4 +114,27 @@ import Testing
         #expect(runs.map(\.state) == [.succeeded], "the same occurrence, resumed")
         #expect(handler.calls.map(\.attempt) == [1, 2])
     }
+
+    @Test func retentionKeepsTheStoreBoundedWhileServing() async throws {
+        let harness = Harness()
+        let runner = Runner(
+            workload: Workload(jobs: [job("refresh")], pipelines: [], retention: RetentionPolicy(runs: 3)),
+            store: harness.store, handler: harness.handler, clock: harness.clock, observer: harness.observer,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1, serve: true),
+            logger: Logger(label: "t"), randomSeed: 1, periodic: [everyMinute("refresh")])
+        let task = Task { try await runner.run() }
+        await harness.observer.waitFor(.succeeded, job: "refresh")
+        for minute in 1...8 {
+            await harness.clock.waitForSleepers()
+            harness.clock.advance(by: 60)
+            await harness.handler.waitForStarts(minute + 1)
+        }
+        runner.requestStop(signal: SIGTERM)
+        _ = try await task.value
+        #expect(harness.handler.startedJobs.count == 9)
+        let kept = try harness.store.runs().filter { $0.state.isFinal }
+        #expect(
+            kept.count <= 3 + 2,
+            "at most 3 finished runs, plus the ones that ended as it stopped: \(kept.count)")
+    }
 }

@@ -68,7 +68,8 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
             id: "R1", state: .running, startedAt: start, jobIDs: ["a", "b"], runnerPID: 7,
             pipelineLimits: ["p": 2])
         let job = JobRecord(
-            jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting, reason: .waiting(.backoff),
+            jobID: "a", pipeline: "p", needs: ["b"], maxAttempts: 3, state: .waiting,
+            reason: .waiting(.backoff),
             attempts: 2, nextAttemptAt: start.addingTimeInterval(5))
         try await store.commit([
             .putRun(run), .setCurrentRun("R1"), .putJob(runID: "R1", job),
@@ -139,6 +140,40 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(
             try store.snapshot(runID: "R")?.jobs["a"]?.attempts == completions.last,
             "the last completed submission wins")
+    }
+
+    /// Pruning deletes a run with every row of it, and nothing of another run, even one whose id
+    /// starts with the pruned one's.
+    @Test(arguments: StoreKind.allCases)
+    func deletingARunDeletesItsRowsOnly(kind: StoreKind) async throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000.25)
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        var changes: [StoreChange] = []
+        for id in ["R", "R2"] {
+            changes += [
+                .putRun(RunRecord(id: id, state: .succeeded, startedAt: start, jobIDs: ["a"], runnerPID: 1)),
+                .putJob(runID: id, JobRecord(jobID: "a", pipeline: "p", state: .succeeded, attempts: 1)),
+                .putAttempt(
+                    runID: id, AttemptRecord(jobID: "a", number: 1, outcome: .succeeded, startedAt: start)),
+                .putOutputs(runID: id, jobID: "a", occurrence: "", ["k": "v"]),
+                .putRequest(runID: id, OperatorRequest(id: 1, kind: .retry, jobID: "a", requestedAt: start)),
+            ]
+        }
+        try await store.commit(changes)
+        try await store.commit([.deleteRun("R")])
+        #expect(try store.snapshot(runID: "R") == nil)
+        #expect(try store.requests(runID: "R").isEmpty)
+        #expect(try store.runs().map(\.id) == ["R2"])
+        let kept = try #require(try store.snapshot(runID: "R2"))
+        #expect(kept.jobs.count == 1 && kept.attempts["a"]?.count == 1 && kept.outputs["a"] == ["k": "v"])
+        #expect(try store.requests(runID: "R2").count == 1)
+        // Written again after a prune, a run starts from nothing.
+        try await store.commit([
+            .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1))
+        ])
+        #expect(try store.snapshot(runID: "R")?.jobs.isEmpty == true)
     }
 }
 

@@ -10,6 +10,8 @@ public struct Workload: Sendable {
     public let constraints: [String: ConstraintDefinition]
     /// `plugins.paths` of the job files, absolute, in load order: searched first for plugins.
     public let pluginPaths: [String]
+    /// How much history is kept (`retention:`).
+    public let retention: RetentionPolicy
     private let indexByID: [String: Int]
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
@@ -17,8 +19,9 @@ public struct Workload: Sendable {
     public init(
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
         connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = [],
-        pluginPaths: [String] = []
+        pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy()
     ) {
+        self.retention = retention
         self.jobs = jobs
         self.pluginPaths = pluginPaths
         self.connectivity = connectivity

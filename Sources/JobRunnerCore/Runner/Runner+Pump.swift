@@ -165,12 +165,29 @@ extension Runner {
                 }
                 decision.append(begin(timetable.ended(entry.occurrence), now: now))
             }
+            if !decision.isEmpty { decision.append(prune(now: now)) }
             if !waiting.isEmpty && stopSignal == nil {
                 let due = waiting
                 waiting = []
                 for occurrence in due { decision.append(startOccurrence(occurrence, now: now)) }
             }
             if !decision.isEmpty { submit(decision) }
+        }
+
+        /// Finished runs beyond `retention:`, deleted with their logs (SPEC 3.1), so a `serve`
+        /// left alone for months keeps a bounded store.
+        private func prune(now: Date) -> Decision {
+            var decision = Decision()
+            do {
+                let keeping = Set([main.run.id] + occurrenceRuns.keys)
+                let ids = workload.retention.runsToPrune(try runner.store.runs(), now: now, keeping: keeping)
+                guard !ids.isEmpty else { return decision }
+                decision.changes = ids.map { StoreChange.deleteRun($0) }
+                decision.effects = [.removeLogs(runIDs: ids)]
+            } catch {
+                runner.logger.warning("cannot read the runs to prune", metadata: ["error": "\(error)"])
+            }
+            return decision
         }
 
         /// What the timetable says is due now, as store changes and runs started.
@@ -355,6 +372,10 @@ extension Runner {
                             outcome = await constraintRunner.satisfy(constraint)
                         }
                         return .satisfyEnded(constraint: name, outcome)
+                    }
+                case .removeLogs(let runIDs):
+                    for runID in runIDs {
+                        try? FileManager.default.removeItem(atPath: "\(runner.options.logDirectory)/\(runID)")
                     }
                 case .endAttempt(let runID, let jobID, let attempt, let pid, let startTime):
                     if let running = attemptTasks[AttemptKey(runID: runID, jobID: jobID)],

@@ -39,6 +39,8 @@ public enum Effect: Sendable, Hashable {
     /// End a running attempt now (an operator cancelled or skipped its job); its end comes back
     /// as `attemptEnded`.
     case endAttempt(runID: String, jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
+    /// Delete the log directories of runs whose records were pruned (`retention:`).
+    case removeLogs(runIDs: [String])
 }
 
 /// What an attempt to start needs from the scheduler.

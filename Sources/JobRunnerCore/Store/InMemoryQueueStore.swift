@@ -38,6 +38,12 @@ public final class InMemoryQueueStore: QueueStore {
                     state.outputs[runID, default: [:]][jobID] = outputs
                 case .putPipeline(let pipeline): state.pipelines[pipeline.name] = pipeline
                 case .putSchedule(let record): state.schedules[record.jobID] = record
+                case .deleteRun(let runID):
+                    state.runs[runID] = nil
+                    state.jobs[runID] = nil
+                    state.attempts[runID] = nil
+                    state.outputs[runID] = nil
+                    state.requests[runID] = nil
                 case .putRequest(let runID, let request):
                     state.requests[runID, default: [:]][request.id] = request
                 case .deleteRequest(let runID, let id): state.requests[runID]?[id] = nil

@@ -13,6 +13,8 @@ public enum StoreChange: Sendable, Hashable {
     case deleteRequest(runID: String, id: UInt64)
     /// Where a periodic job stands across runs (SPEC 5.8).
     case putSchedule(ScheduleRecord)
+    /// Deletes a run and every row of it (jobs, attempts, outputs, requests): pruning.
+    case deleteRun(String)
 }
 
 /// Everything stored about one run.

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+import Synchronization
+
+/// `jobrunner prune [--keep N] [--older-than D]`: delete finished runs and their logs now.
+struct PruneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Delete finished runs, and their logs, beyond a number or an age.",
+        discussion: """
+            Runs that are not finished, and the current run, are never deleted. A runner applies the \
+            job files' `retention:` by itself after each run or occurrence; this applies the options now. \
+            Works beside a runner.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: ArgumentHelp("Keep at most this many finished runs (default 100).", valueName: "n"))
+    var keep: Int = RetentionPolicy.defaultRuns
+
+    @Option(
+        name: .customLong("older-than"),
+        help: ArgumentHelp(
+            "Delete finished runs that ended longer ago than this (default 30d).", valueName: "duration"))
+    var olderThan: String = "30d"
+
+    func validate() throws {
+        if keep < 0 { throw ValidationError("--keep must be 0 or more, not \(keep)") }
+        guard let age = JobDuration.parse(olderThan), age > .zero else {
+            throw ValidationError("--older-than takes a duration such as 12h or 7d, not '\(olderThan)'")
+        }
+    }
+
+    func run() throws {
+        let stateDirectory = global.stateDirectory
+        guard stateDirectory.hasDatabase else {
+            print("no runs yet in \(stateDirectory.path)")
+            return
+        }
+        let policy = RetentionPolicy(
+            runs: keep, age: JobDuration.parse(olderThan) ?? RetentionPolicy.defaultAge)
+        do {
+            let store = try stateDirectory.openStore()
+            defer { store.close() }
+            let runs = try store.runs()
+            let current = try store.currentRunID().map { Set([$0]) } ?? []
+            let ids = policy.runsToPrune(runs, now: Date(), keeping: current)
+            if !ids.isEmpty {
+                let done = DispatchSemaphore(value: 0)
+                let outcome = Mutex<StoreError?>(nil)
+                store.submit(ids.map { StoreChange.deleteRun($0) }) { result in
+                    if case .failure(let error) = result { outcome.withLock { $0 = error } }
+                    done.signal()
+                }
+                done.wait()
+                if let error = outcome.withLock({ $0 }) { throw error }
+                for id in ids {
+                    try? FileManager.default.removeItem(atPath: "\(stateDirectory.logsPath)/\(id)")
+                }
+            }
+            print("pruned \(ids.count) run\(ids.count == 1 ? "" : "s"); \(runs.count - ids.count) kept")
+        } catch let error as StoreError {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+    }
+}
