@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        // `serve` as a service: graceful shutdown on SIGTERM and SIGINT.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -80,6 +82,8 @@ let package = Package(
                 "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 // NIOThreadPool: `run` sizes, starts and stops the in-process plugin threads.
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

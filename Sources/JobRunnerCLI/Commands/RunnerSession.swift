@@ -7,7 +7,9 @@ import JobRunnerLMDB
 import JobRunnerShell
 import JobRunnerYAML
 import Logging
+import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// How progress is shown.
 enum Progress: String, ExpressibleByArgument, CaseIterable {
@@ -90,7 +92,10 @@ struct RunnerSession {
             logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
         let reloader =
             serve ? Reloader(paths: options.paths, files: jobSet.result.files, runner: runner) : nil
-        let signals = SignalForwarder(signals: [SIGINT, SIGTERM, SIGUSR1, SIGHUP]) { signal in
+        // `serve` leaves SIGTERM and SIGINT to its service group (a graceful shutdown); `run` turns
+        // them into a stop itself, to exit 128 + the signal.
+        let stopSignals = serve ? [] : [SIGINT, SIGTERM]
+        let signals = SignalForwarder(signals: stopSignals + [SIGUSR1, SIGHUP]) { signal in
             switch signal {
             // SIGUSR1 is how `suspend`, `resume`, `retry`, `skip` and `cancel` say "look at the store".
             case SIGUSR1: runner.poke()
@@ -113,13 +118,26 @@ struct RunnerSession {
         let started = Date()
         let summary: RunSummary
         do {
-            summary = try await runner.run()
+            summary = serve ? try await Self.serve(runner, logger: logger) : try await runner.run()
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
         }
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
         writeText(progressFD, message + "\n")
+        return summary
+    }
+
+    /// Runs the runner as the one service of a service group, which turns SIGTERM and SIGINT into
+    /// a graceful shutdown: the runner stops cleanly.
+    private static func serve(_ runner: Runner, logger: Logger) async throws -> RunSummary {
+        let service = RunnerService(runner: runner)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+        guard let summary = service.summary else { throw CancellationError() }
         return summary
     }
 
@@ -178,5 +196,26 @@ final class Reloader: Sendable {
                 size: (attributes?[.size] as? NSNumber)?.intValue)
         }
         return stamps
+    }
+}
+
+/// `serve`'s runner as a service: a graceful shutdown asks it to stop cleanly.
+final class RunnerService: Service, Sendable {
+    private let runner: Runner
+    private let result = Mutex<RunSummary?>(nil)
+
+    init(runner: Runner) { self.runner = runner }
+
+    /// How the run ended, once it has.
+    var summary: RunSummary? { result.withLock { $0 } }
+
+    func run() async throws {
+        let runner = self.runner
+        let summary = try await withGracefulShutdownHandler {
+            try await runner.run()
+        } onGracefulShutdown: {
+            runner.requestStop(signal: SIGTERM)
+        }
+        result.withLock { $0 = summary }
     }
 }
