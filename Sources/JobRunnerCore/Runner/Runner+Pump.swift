@@ -31,6 +31,10 @@ extension Runner {
         private var sideTasks: [Int: Task<Void, Never>] = [:]
         private var nextSideTask = 0
         private var timer: (date: Date, task: Task<Void, Never>)?
+        /// Runs closed since retention was last applied, and when that was: reading every run
+        /// record after each occurrence would cost more than the occurrence.
+        private var closedSincePrune = 0
+        private var lastPrune = Date.distantPast
 
         private struct AttemptKey: Hashable {
             let runID: String
@@ -165,13 +169,24 @@ extension Runner {
                 }
                 decision.append(begin(timetable.ended(entry.occurrence), now: now))
             }
-            if !decision.isEmpty { decision.append(prune(now: now)) }
+            if !decision.isEmpty { decision.append(pruneIfDue(now: now)) }
             if !waiting.isEmpty && stopSignal == nil {
                 let due = waiting
                 waiting = []
                 for occurrence in due { decision.append(startOccurrence(occurrence, now: now)) }
             }
             if !decision.isEmpty { submit(decision) }
+        }
+
+        /// Applies retention once a tenth of the kept number of runs has closed since the last
+        /// time, or a minute has passed: the store holds at most that many runs more than the limit.
+        private func pruneIfDue(now: Date) -> Decision {
+            closedSincePrune += 1
+            let batch = max(1, workload.retention.runs / 10)
+            guard closedSincePrune >= batch || now.timeIntervalSince(lastPrune) >= 60 else { return Decision() }
+            closedSincePrune = 0
+            lastPrune = now
+            return prune(now: now)
         }
 
         /// Finished runs beyond `retention:`, deleted with their logs (SPEC 3.1), so a `serve`
