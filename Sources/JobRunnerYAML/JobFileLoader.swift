@@ -212,34 +212,24 @@ public enum JobFileLoader {
                 Diagnostic(
                     at: job.definition.location, "dependency cycle: \(cycle.joined(separator: " -> "))"))
         }
-        var connectivity = ConnectivitySettings()
-        var connectivityAt: SourceLocation?
-        for file in files {
-            guard let declared = file.connectivity else { continue }
-            if let first = connectivityAt {
-                diagnostics.append(
-                    Diagnostic(
-                        at: declared.location,
-                        "connectivity is declared twice; the first is at \(first); keep one"))
-                continue
+        /// A top-level section that only one file may declare: the first, and an error at each other.
+        func single<Value>(_ name: String, _ declared: (ParsedFile) -> (Value, SourceLocation)?) -> Value? {
+            var first: (value: Value, location: SourceLocation)?
+            for file in files {
+                guard let (value, location) = declared(file) else { continue }
+                if let first {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: location,
+                            "\(name) is declared twice; the first is at \(first.location); keep one"))
+                } else {
+                    first = (value, location)
+                }
             }
-            connectivity = declared.settings
-            connectivityAt = declared.location
+            return first?.value
         }
-        var retention = RetentionPolicy()
-        var retentionAt: SourceLocation?
-        for file in files {
-            guard let declared = file.retention else { continue }
-            if let first = retentionAt {
-                diagnostics.append(
-                    Diagnostic(
-                        at: declared.location,
-                        "retention is declared twice; the first is at \(first); keep one"))
-                continue
-            }
-            retention = declared.policy
-            retentionAt = declared.location
-        }
+        let connectivity = single("connectivity") { $0.connectivity } ?? ConnectivitySettings()
+        let retention = single("retention") { $0.retention } ?? RetentionPolicy()
         let workload = Workload(
             jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
