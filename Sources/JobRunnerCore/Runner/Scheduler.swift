@@ -60,10 +60,16 @@ public struct Scheduler {
         for job in plan.jobs {
             guard var record = jobs[job.id] else { continue }
             // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.
-            record.needs = job.needs
-            record.maxAttempts = job.retry.attempts
-            record.pipeline = job.pipeline
-            self.jobs[job.id] = record
+            // Written only when they differ: a write would copy the whole table, which the
+            // caller still holds.
+            if record.needs != job.needs || record.maxAttempts != job.retry.attempts
+                || record.pipeline != job.pipeline
+            {
+                record.needs = job.needs
+                record.maxAttempts = job.retry.attempts
+                record.pipeline = job.pipeline
+                self.jobs[job.id] = record
+            }
             if record.state.isFinal {
                 finalCount += 1
                 continue
