@@ -21,7 +21,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let stateDirectory = global.stateDirectory
-        guard stateDirectory.hasDatabase else {
+        guard stateDirectory.hasDatabase, runID != nil || Self.hasCurrentRun(stateDirectory) else {
             if json {
                 print("{\"run\": null, \"jobs\": [], \"pipelines\": []}")
             } else {
@@ -44,6 +44,16 @@ struct StatusCommand: ParsableCommand {
             snapshot: snapshot, suspended: pipelines, runnerPID: stateDirectory.lockHolder())
         if snapshot.run.occurrenceOf == nil { report.schedules = schedules }
         print(json ? report.json() : report.table())
+    }
+}
+
+extension StatusCommand {
+    /// Whether the database names a current run; a database with only suspensions or periodic
+    /// state has none yet. An unusable database answers true, so that opening it reports why.
+    static func hasCurrentRun(_ stateDirectory: StateDirectory) -> Bool {
+        guard let store = try? stateDirectory.openStore() else { return true }
+        defer { store.close() }
+        return (try? store.currentRunID()) != nil
     }
 }
 

@@ -16,6 +16,9 @@ struct ValidateCommand: ParsableCommand {
     func run() throws {
         let jobSet = JobSet.load(paths)
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
-        print("\(workload.jobs.count) jobs in \(jobSet.result.files.count) files are valid")
+        let jobs = workload.jobs.count
+        let files = jobSet.result.files.count
+        print(
+            "\(jobs) job\(jobs == 1 ? "" : "s") in \(files) file\(files == 1 ? "" : "s") \(jobs == 1 ? "is" : "are") valid")
     }
 }
