@@ -35,12 +35,12 @@ import Testing
         // A good edit: a new job is scheduled.
         try (Self.jobs + "\n  tock:\n    every: 1s\n    run: \"true\"\n").write(
             toFile: workspace.jobs + "/serve.yaml", atomically: true, encoding: .utf8)
-        #expect(await lines.waitFor("reloaded 2 jobs"), "\(lines.all)")
+        #expect(await problems.waitFor("reloaded 2 jobs"), "\(problems.all)")
         #expect(await lines.waitFor("succeeded   tock"))
 
         // SIGHUP reloads at once.
         kill(serve.processIdentifier, SIGHUP)
-        #expect(await lines.waitFor("reloaded 2 jobs", times: 2))
+        #expect(await problems.waitFor("reloaded 2 jobs", times: 2))
 
         kill(serve.processIdentifier, SIGTERM)
         #expect(await exit.wait(atMost: .seconds(60)) == 0, "a clean stop exits 0")

@@ -137,4 +137,38 @@ import Testing
             kept.count <= 3 + 2,
             "at most 3 finished runs, plus the ones that ended as it stopped: \(kept.count)")
     }
+
+    @Test func aPeriodicJobWaitsForTheOccurrenceOfAPeriodicJobItNeeds() async throws {
+        let harness = Harness()
+        var downstream = job("downstream")
+        downstream.needs = ["upstream"]
+        let summary = try await runner(
+            harness, [downstream, job("upstream")],
+            periodic: [everyMinute("downstream"), everyMinute("upstream")]
+        ).run()
+        #expect(summary.failedOccurrences == 0)
+        #expect(
+            harness.handler.startedJobs == ["upstream", "downstream"], "due together, the needed one first")
+    }
+
+    @Test func aBlockedOccurrenceDoesNotHoldTheNextOnesBack() async throws {
+        let handler = ScriptedHandler(scripts: ["upstream": [.failed(exitCode: 1), .succeeded]])
+        let harness = Harness(handler: handler)
+        var downstream = job("downstream")
+        downstream.needs = ["upstream"]
+        let runner = runner(
+            harness, [downstream, job("upstream")],
+            periodic: [everyMinute("downstream"), everyMinute("upstream")],
+            serve: true)
+        let task = Task { try await runner.run() }
+        await harness.observer.waitFor(.blocked, job: "downstream")
+        await harness.clock.waitForSleepers()
+        harness.clock.advance(by: 60)
+        await harness.observer.waitFor(.succeeded, job: "downstream")
+        runner.requestStop(signal: SIGTERM)
+        let summary = try await task.value
+        #expect(summary.failedOccurrences == 2, "upstream failed, downstream blocked")
+        let states = try occurrenceRuns(harness.store).filter { $0.occurrenceOf == "downstream" }.map(\.state)
+        #expect(states == [.failed, .succeeded])
+    }
 }

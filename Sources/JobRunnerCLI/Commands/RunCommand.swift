@@ -32,7 +32,8 @@ struct RunCommand: AsyncParsableCommand {
         let summary = try await RunnerSession(global: global, options: session).run(
             serve: false, startNew: new)
         if let signal = summary.stopSignal { throw ExitCode(128 + signal) }
-        throw summary.state == .succeeded ? ExitCode.success : ExitCode(ExitStatus.failed)
+        let succeeded = summary.state == .succeeded && summary.failedOccurrences == 0
+        throw succeeded ? ExitCode.success : ExitCode(ExitStatus.failed)
     }
 
     /// `JOBRUNNER_ONLINE` forces the answer; else the job files' probe; else the built-in check.
@@ -64,8 +65,12 @@ struct RunCommand: AsyncParsableCommand {
         case .missed: verb = "was missed"
         }
         let resumed = summary.resumed ? " (resumed)" : ""
+        let occurrences =
+            summary.failedOccurrences == 0
+            ? ""
+            : "; \(summary.failedOccurrences) periodic occurrence\(summary.failedOccurrences == 1 ? "" : "s") failed (jobrunner runs)"
         return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): "
-            + (counts.isEmpty ? "no jobs" : counts.joined(separator: ", "))
+            + (counts.isEmpty ? "no jobs" : counts.joined(separator: ", ")) + occurrences
     }
 }
 

@@ -183,7 +183,8 @@ final class Reloader: Sendable {
             printError("jobrunner: the job files have errors; the last good definitions keep running")
             return
         }
-        writeText(STDOUT_FILENO, "reloaded \(workload.jobs.count) jobs from \(files.count) files\n")
+        // Standard error: standard output may carry `--events -` JSON lines.
+        writeText(STDERR_FILENO, "reloaded \(workload.jobs.count) jobs from \(files.count) files\n")
         runner.reload(workload)
     }
 

@@ -19,6 +19,7 @@ struct ValidateCommand: ParsableCommand {
         let jobs = workload.jobs.count
         let files = jobSet.result.files.count
         print(
-            "\(jobs) job\(jobs == 1 ? "" : "s") in \(files) file\(files == 1 ? "" : "s") \(jobs == 1 ? "is" : "are") valid")
+            "\(jobs) job\(jobs == 1 ? "" : "s") in \(files) file\(files == 1 ? "" : "s") \(jobs == 1 ? "is" : "are") valid"
+        )
     }
 }

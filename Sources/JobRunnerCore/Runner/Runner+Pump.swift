@@ -34,6 +34,8 @@ extension Runner {
         /// Runs closed since retention was last applied, and when that was: reading every run
         /// record after each occurrence would cost more than the occurrence.
         private var closedSincePrune = 0
+        /// Occurrences of this runner's life that failed (blocked included): `run` exits 1.
+        private(set) var failedOccurrences = 0
         private var lastPrune = Date.distantPast
 
         private struct AttemptKey: Hashable {
@@ -162,6 +164,7 @@ extension Runner {
                 }
                 occurrenceRuns[runID] = nil
                 decision.append(entry.scheduler.close(now: now))
+                if entry.scheduler.run.state == .failed { failedOccurrences += 1 }
                 if let record = timetable.recordResult(
                     of: entry.occurrence, runID: runID, state: entry.scheduler.run.state)
                 {
@@ -183,7 +186,9 @@ extension Runner {
         private func pruneIfDue(now: Date) -> Decision {
             closedSincePrune += 1
             let batch = max(1, workload.retention.runs / 10)
-            guard closedSincePrune >= batch || now.timeIntervalSince(lastPrune) >= 60 else { return Decision() }
+            guard closedSincePrune >= batch || now.timeIntervalSince(lastPrune) >= 60 else {
+                return Decision()
+            }
             closedSincePrune = 0
             lastPrune = now
             return prune(now: now)
@@ -261,9 +266,13 @@ extension Runner {
             guard let definition = definition(occurrence.jobID) else { return Decision() }
             for need in definition.needs {
                 if timetable.contains(need) {
-                    if timetable.record(need)?.lastResult != .succeeded {
-                        return blocked(occurrence, by: need, now: now)
+                    // An occurrence of the needed job under way, or none finished yet: wait for it.
+                    let last = timetable.record(need)?.lastResult
+                    if timetable.isRunning(need) || last == nil {
+                        waiting.append(occurrence)
+                        return Decision()
                     }
+                    if last != .succeeded { return blocked(occurrence, by: need, now: now) }
                 } else if let state = main.record(need)?.state {
                     if !state.isFinal {
                         waiting.append(occurrence)
@@ -272,6 +281,12 @@ extension Runner {
                     if !state.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
                 }
             }
+            return materialize(occurrence, now: now)
+        }
+
+        /// An occurrence's run, started (or, when the runner stops, left for the next one).
+        private func materialize(_ occurrence: Occurrence, now: Date) -> Decision {
+            guard let definition = definition(occurrence.jobID) else { return Decision() }
             let runID = Self.runID(of: occurrence)
             var (scheduler, decision) = Scheduler.newRun(
                 plan: occurrencePlan(definition), runID: runID, runnerPID: runner.options.runnerPID,
@@ -302,6 +317,12 @@ extension Runner {
                         time: now, run: run.id, job: occurrence.jobID, kind: .blocked,
                         reason: job.reason?.words))
             ]
+            failedOccurrences += 1
+            // It ended as it was decided: the job's next occurrences are not held behind it.
+            if let record = timetable.recordResult(of: occurrence, runID: run.id, state: .failed) {
+                decision.changes.append(.putSchedule(record))
+            }
+            decision.append(begin(timetable.ended(occurrence), now: now))
             return decision
         }
 
@@ -341,8 +362,13 @@ extension Runner {
             for (_, task) in sideTasks { task.cancel() }
             timer?.task.cancel()
             timer = nil
+            // Occurrences held for their needs become runs that the next runner resumes.
+            let held = waiting
             waiting = []
             takeEverywhere([.stop])
+            var decision = Decision()
+            for occurrence in held { decision.append(materialize(occurrence, now: runner.clock.now())) }
+            submit(decision)
         }
 
         /// Performs durable effects; inputs known at once go back to their runs.

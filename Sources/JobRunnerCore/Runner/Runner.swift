@@ -42,6 +42,8 @@ public struct RunSummary: Sendable, Hashable {
     public var stopSignal: Int32?
     /// How many jobs ended in each state.
     public var counts: [JobState: Int]
+    /// How many periodic occurrences this runner ran (or found blocked) ended failed.
+    public var failedOccurrences: Int = 0
 }
 
 /// Runs a workload to the end: a pump between the ``Scheduler``, which decides, the
@@ -162,7 +164,7 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: opened.resumed,
-            stopSignal: pump.stopSignal, counts: main.counts)
+            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only
