@@ -45,13 +45,23 @@ import Testing
         var random = SystemRandomNumberGenerator()
         var kills = 0
         var finished: Int32?
-        for _ in 0..<60 {
-            let runner = try workspace.start(["run", "jobs", "--progress", "none"])
-            // A random moment: the point of the test is an arbitrary kill time, not waiting for
-            // something. At least 400 ms, longer than a restart and one job, so no job is caught three times.
-            let delay = UInt64.random(in: 400...900, using: &random)
+        for _ in 0..<200 {
+            let events = Pipe()
+            let runner = try workspace.start(
+                ["run", "jobs", "--progress", "none", "--events", "-"], stdout: events)
+            let lines = LineReader(events)
             let watcher = ExitWatcher(runner)
-            if let exited = await watcher.wait(atMost: .milliseconds(delay)) {
+            // A random moment in the run's progress: after 2 to 6 attempts of this life have
+            // started (counted from its events, so a loaded machine cannot stretch a life until
+            // the run is done), plus up to 300 ms.
+            let starts = Int.random(in: 2...6, using: &random)
+            if !(await lines.waitFor("\"event\": \"started\"", times: starts)) {
+                finished = await watcher.wait(atMost: .seconds(60))
+                break
+            }
+            if let exited = await watcher.wait(
+                atMost: .milliseconds(UInt64.random(in: 0...300, using: &random)))
+            {
                 finished = exited
                 break
             }
