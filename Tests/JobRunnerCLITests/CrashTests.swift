@@ -42,44 +42,13 @@ import Testing
     @Test func survivesSigkillAtRandomMoments() async throws {
         let (yaml, needs) = Self.dag()
         let workspace = try Workspace(files: ["dag.yaml": yaml])
-        var random = SystemRandomNumberGenerator()
-        var kills = 0
-        var finished: Int32?
-        for _ in 0..<200 {
-            let events = Pipe()
-            let runner = try workspace.start(
-                ["run", "jobs", "--progress", "none", "--events", "-"], stdout: events)
-            let lines = LineReader(events)
-            let watcher = ExitWatcher(runner)
-            // A random moment in the run's progress: after 2 to 6 attempts of this life have
-            // started (counted from its events, so a loaded machine cannot stretch a life until
-            // the run is done), plus up to 300 ms.
-            let starts = Int.random(in: 2...6, using: &random)
-            if !(await lines.waitFor("\"event\": \"started\"", times: starts)) {
-                finished = await watcher.wait(atMost: .seconds(60))
-                break
-            }
-            if let exited = await watcher.wait(
-                atMost: .milliseconds(UInt64.random(in: 0...300, using: &random)))
-            {
-                finished = exited
-                break
-            }
-            kill(runner.processIdentifier, SIGKILL)
-            let status = await watcher.wait(atMost: .seconds(60))
-            if status == SIGKILL { kills += 1 }
-            // The run may have finished between the deadline and the kill, or the kill may have
-            // landed after the run's final state was stored: another `run` would start a new
-            // run, so stop here.
-            if status == 0 {
-                finished = 0
-                break
-            }
-            let run = try statusJSON(workspace.run("status", "--json").stdout)["run"] as? [String: Any]
-            if run?["state"] as? String == "succeeded" {
-                finished = 0
-                break
-            }
+        // The lives run on a thread of their own: their kill moments must not wait for the
+        // concurrency pool, which other tests keep busy with blocking calls.
+        let (root, state) = (workspace.root, workspace.state)
+        let (kills, finished) = await withCheckedContinuation { continuation in
+            Thread {
+                continuation.resume(returning: Self.killRepeatedly(root: root, state: state))
+            }.start()
         }
         #expect(finished == 0, "the run completes after \(kills) kills")
         #expect(kills >= 3, "the runner was killed mid-run \(kills) times")
@@ -121,5 +90,56 @@ import Testing
         #expect(
             finalAttempt.values.contains { $0 > 1 },
             "some attempt was interrupted by a kill and started again")
+    }
+
+    /// Starts `run` again and again, killing each runner at a random moment of its progress:
+    /// after 2 to 6 of its attempts have started (from its events), plus up to 300 ms. Returns
+    /// how many runners were killed and how the last one exited.
+    static func killRepeatedly(root: String, state: String) -> (kills: Int, finished: Int32?) {
+        var random = SystemRandomNumberGenerator()
+        var kills = 0
+        func start(_ arguments: [String], stdout: Pipe) -> Process? {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
+            process.arguments = arguments + ["--state", state]
+            process.currentDirectoryURL = URL(fileURLWithPath: root)
+            var environment = ProcessInfo.processInfo.environment
+            environment["JOBRUNNER_STATE"] = nil
+            process.environment = environment
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
+            return (try? process.run()).map { process }
+        }
+        for _ in 0..<200 {
+            let events = Pipe()
+            guard let runner = start(["run", "jobs", "--progress", "none", "--events", "-"], stdout: events)
+            else {
+                return (kills, nil)
+            }
+            let lines = LineReader(events)
+            let starts = Int.random(in: 2...6, using: &random)
+            if lines.blockingWaitFor("\"event\": \"started\"", times: starts) {
+                usleep(UInt32.random(in: 0...300_000, using: &random))
+            }
+            if !runner.isRunning {
+                runner.waitUntilExit()
+                return (kills, runner.terminationStatus)
+            }
+            kill(runner.processIdentifier, SIGKILL)
+            runner.waitUntilExit()
+            if runner.terminationReason == .uncaughtSignal && runner.terminationStatus == SIGKILL {
+                kills += 1
+            }
+            // The run may have finished between the moment and the kill, or the kill may have
+            // landed after the run's final state was stored: another `run` would start a new run.
+            if runner.terminationReason == .exit && runner.terminationStatus == 0 { return (kills, 0) }
+            let status = Pipe()
+            guard let reader = start(["status", "--json"], stdout: status) else { return (kills, nil) }
+            let text = status.fileHandleForReading.readDataToEndOfFile()
+            reader.waitUntilExit()
+            let run = (try? statusJSON(String(decoding: text, as: UTF8.self)))?["run"] as? [String: Any]
+            if run?["state"] as? String == "succeeded" { return (kills, 0) }
+        }
+        return (kills, nil)
     }
 }

@@ -118,7 +118,31 @@ final class LineReader: @unchecked Sendable {
         thread.start()
     }
 
+    /// Signalled on every line and at the end, for ``blockingWaitFor(_:times:)``.
+    private let changed = NSCondition()
+
+    /// Blocks the calling thread (not a task) until `times` lines contain `text`; false if the
+    /// pipe closed first or after two minutes. For tests whose timing must not depend on the
+    /// concurrency pool, which other tests may keep busy.
+    func blockingWaitFor(_ text: String, times: Int) -> Bool {
+        let deadline = Date().addingTimeInterval(120)
+        changed.lock()
+        defer { changed.unlock() }
+        while Date() < deadline {
+            let (count, isClosed) = lock.withLock { (lines.filter { $0.contains(text) }.count, closed) }
+            if count >= times { return true }
+            if isClosed { return false }
+            _ = changed.wait(until: deadline)
+        }
+        return false
+    }
+
     private func add(_ line: String) {
+        defer {
+            changed.lock()
+            changed.broadcast()
+            changed.unlock()
+        }
         let ready = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             lines.append(line)
             // An empty text waits for any line.
@@ -130,6 +154,11 @@ final class LineReader: @unchecked Sendable {
     }
 
     private func finish() {
+        defer {
+            changed.lock()
+            changed.broadcast()
+            changed.unlock()
+        }
         let pending = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
             closed = true
             defer { waiters = [] }
