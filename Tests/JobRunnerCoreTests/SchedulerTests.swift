@@ -446,6 +446,14 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         #expect(driver.started == ["b"])
     }
 
+    @Test func retryOfAJobStillBlockedNamesTheNeedInTheWay() {
+        var driver = SchedulerDriver([planJob("a"), planJob("b", needs: ["a"])])
+        driver.fail("a")
+        #expect(
+            driver.request(.retry, "b") == .refused("b is blocked by a, which is failed; retry a instead"))
+        #expect(driver.state("b") == .blocked)
+    }
+
     @Test func retryOfASucceededJobIsRefused() {
         var driver = SchedulerDriver([planJob("a")])
         driver.succeed("a")

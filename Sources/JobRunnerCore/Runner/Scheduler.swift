@@ -584,7 +584,19 @@ public struct Scheduler {
             emit(RunEvent(time: now, run: run.id, job: id, kind: .skipped, reason: skipped.reason?.words))
             reopen(blockedBehind: id, now: now)
             return .applied("\(id) skipped; the jobs it blocked may go on")
-        case (.retry, .failed), (.retry, .blocked), (.retry, .cancelled):
+        case (.retry, .blocked):
+            // Another chance would block it again at once while a need still stands in the way.
+            if let need = job.needs.first(where: { need in
+                jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
+            }) {
+                return .refused(
+                    "\(id) is blocked by \(need), which is \(jobs[need]?.state.rawValue ?? "unknown"); retry \(need) instead"
+                )
+            }
+            reopen([id], now: now)
+            reopen(blockedBehind: id, now: now)
+            return .applied("\(id) gets another chance, with the jobs it blocked")
+        case (.retry, .failed), (.retry, .cancelled):
             reopen([id], now: now)
             reopen(blockedBehind: id, now: now)
             return .applied("\(id) gets another chance, with the jobs it blocked")
