@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 
 /// What the ``Timetable`` needs of a schedule: its fire dates. ``Schedule`` is one; tests use
 /// simpler ones.
@@ -109,14 +110,36 @@ public struct Timetable {
     private var backlog: [String: [Occurrence]] = [:]
 
     /// - Parameter records: the stored schedule records, by job id.
+    /// Each job's next date, and the same dates in a heap, earliest first: a tick looks only at
+    /// the jobs that are due, so 10,000 idle jobs cost nothing between their dates. An entry whose
+    /// date is no longer its job's is stale and skipped.
+    private var nextDates: [String: Date] = [:]
+    private var due = Heap<DueEntry>()
+
+    private struct DueEntry: Comparable {
+        let date: Date
+        let jobID: String
+        static func < (lhs: DueEntry, rhs: DueEntry) -> Bool { (lhs.date, lhs.jobID) < (rhs.date, rhs.jobID) }
+    }
+
     public init(jobs: [Job], records: [String: ScheduleRecord]) {
         self.records = records
         for job in jobs { self.jobs[job.id] = job }
+        for id in self.jobs.keys { reschedule(id) }
     }
 
-    /// When the timetable must be asked again: the earliest next date of a job.
-    public var nextWakeDate: Date? {
-        jobs.values.compactMap { nextDate(of: $0) }.min()
+    /// When the timetable must be asked again: the earliest next date of a job (perhaps a little
+    /// early, when that job's date changed: the tick then finds nothing to do).
+    public var nextWakeDate: Date? { due.min?.date }
+
+    /// Recomputes a job's next date after its record or definition changed.
+    private mutating func reschedule(_ id: String) {
+        guard let job = jobs[id], let date = nextDate(of: job) else {
+            nextDates[id] = nil
+            return
+        }
+        nextDates[id] = date
+        due.insert(DueEntry(date: date, jobID: id))
     }
 
     /// The next scheduled date of a job, if it has one.
@@ -132,7 +155,13 @@ public struct Timetable {
     /// at their dates, caught up after downtime as `catchUp` says.
     public mutating func tick(now: Date) -> Decision {
         var decision = Decision()
-        for id in jobs.keys.sorted() {
+        var dueIDs = Set<String>()
+        while let entry = due.min, entry.date <= now {
+            due.removeMin()
+            if nextDates[entry.jobID] == entry.date { dueIDs.insert(entry.jobID) }
+        }
+        for id in dueIDs.sorted() {
+            defer { reschedule(id) }
             guard let job = jobs[id] else { continue }
             guard var record = records[id] else {
                 // First seen: its first occurrence is due now.
@@ -238,6 +267,8 @@ public struct Timetable {
             backlog[id] = nil
         }
         self.jobs = table
+        for id in nextDates.keys where table[id] == nil { nextDates[id] = nil }
+        for id in table.keys { reschedule(id) }
     }
 
     /// An occurrence came due: it starts, or the overlap rule decides what becomes of it.

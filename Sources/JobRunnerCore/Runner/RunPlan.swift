@@ -61,16 +61,7 @@ public struct RunPlan: Sendable {
     /// The plan of loaded job files.
     public init(_ workload: Workload) {
         self.init(
-            jobs: workload.jobs.map { definition in
-                Job(
-                    id: definition.id, pipeline: definition.pipeline, needs: definition.needs,
-                    priority: definition.priority, fileIndex: definition.fileIndex,
-                    requiresInternet: workload.requiresInternet(definition),
-                    constraints: definition.constraints,
-                    retry: definition.retry, enabled: definition.enabled,
-                    runsInRunner: definition.runsInRunner)
-            },
-            pipelines: Array(workload.pipelines.values))
+            jobs: workload.jobs.map { Job($0, in: workload) }, pipelines: Array(workload.pipelines.values))
     }
 
     /// The plan a stored run implies on its own: its graph, pipelines and attempt budgets. Enough
@@ -102,4 +93,17 @@ public struct RunPlan: Sendable {
     }
 
     func isSequential(_ pipeline: String) -> Bool { pipelines[pipeline]?.order == .sequential }
+}
+
+extension RunPlan.Job {
+    /// A loaded job as the scheduler sees it; `workload` says whether its pipeline needs the
+    /// internet.
+    public init(_ definition: JobDefinition, in workload: Workload) {
+        self.init(
+            id: definition.id, pipeline: definition.pipeline, needs: definition.needs,
+            priority: definition.priority,
+            fileIndex: definition.fileIndex, requiresInternet: workload.requiresInternet(definition),
+            constraints: definition.constraints, retry: definition.retry, enabled: definition.enabled,
+            runsInRunner: definition.runsInRunner)
+    }
 }
