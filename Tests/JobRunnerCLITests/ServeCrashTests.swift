@@ -36,6 +36,7 @@ import Testing
         // A last, clean life.
         let out = Pipe()
         let serve = try workspace.start(["serve", "jobs", "--progress", "plain"], stdout: out)
+        defer { if serve.isRunning { kill(serve.processIdentifier, SIGKILL) } }
         let lines = LineReader(out)
         let watcher = ExitWatcher(serve)
         #expect(await lines.waitFor("succeeded   tick", times: 2))

@@ -61,6 +61,7 @@ import Testing
         let workspace = try Workspace(files: ["serve.yaml": Self.jobs])
         let out = Pipe()
         let serve = try workspace.start(["serve", "jobs", "--progress", "plain"], stdout: out)
+        defer { if serve.isRunning { kill(serve.processIdentifier, SIGKILL) } }
         let lines = LineReader(out)
         let exit = ExitWatcher(serve)
         #expect(await lines.waitFor("succeeded   tick"))
