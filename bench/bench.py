@@ -10,15 +10,24 @@
 5. Plugin throughput: 20,000 independent `noop.ok` plugin jobs (pipeline maxConcurrent 0,
    every transition durable) in-process, then under `isolation: process`, against huey (a
    Python task queue on SQLite, bench/huey_peer.py) running as many no-op tasks.
+6. Scheduling under `jobrunner serve`: 1,000 jobs `every: 1s` (`run: "true"`, pipeline
+   maxConcurrent 0) served for --schedule-seconds (60): the delay from each occurrence's
+   scheduled date to its `started` event (p50, p99, max), occurrences started and skipped, CPU
+   per occurrence, RSS and the state directory's size against `retention:`; then 10,000 jobs
+   `every: 1h`, served until their first occurrences are done, and the runner's CPU over 30 s
+   of idleness. No peer: these figures stand alone.
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
-       [--plugin-jobs 20000] [--isolated-jobs 20000] [--only dag|plugins]
+       [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
+       [--only dag|plugins|schedule]
 """
 import argparse
 import datetime
 import json
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -241,6 +250,348 @@ def dag_benchmark(jobrunner, ninja, work, rounds):
     print(f"  peak RSS      : {statistics.median(rss) / 1024:.1f} MiB (median), {max(rss) / 1024:.1f} MiB (max)")
 
 
+# An occurrence's run id: its scheduled date in UTC to the millisecond, then the job id.
+OCCURRENCE_RUN = re.compile(r"^(\d{8}T\d{6}\.\d{3})Z-(.+)$")
+
+
+def write_periodic(directory, count, every):
+    """`count` jobs `every: EVERY`, each `run: "true"`, in one unlimited pipeline (maxConcurrent
+    0), so no slot holds an occurrence back."""
+    os.makedirs(os.path.join(directory, "jobs"), exist_ok=True)
+    with open(os.path.join(directory, "jobs", "periodic.yaml"), "w") as f:
+        f.write("pipelines:\n  sched:\n    maxConcurrent: 0\ndefaults:\n  pipeline: sched\njobs:\n")
+        for i in range(count):
+            f.write(f"  tick-{i}:\n    run: \"true\"\n    every: {every}\n")
+
+
+def proc_cpu(pid):
+    """(the process's own user + system seconds, its waited-for children's) from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def proc_memory(pid):
+    """(VmHWM, VmRSS) in KiB from /proc/PID/status."""
+    values = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmHWM", "VmRSS"):
+                values[key] = int(rest.split()[0])
+    return values.get("VmHWM", 0), values.get("VmRSS", 0)
+
+
+def start_serve(jobrunner, directory):
+    state = os.path.join(directory, "state")
+    events = os.path.join(directory, "events.jsonl")
+    out = open(os.path.join(directory, "serve.out"), "w")
+    proc = subprocess.Popen([jobrunner, "serve", "jobs", "--state", state, "--progress", "none", "--events", events],
+                            cwd=directory, stdout=out, stderr=subprocess.STDOUT)
+    out.close()
+    return proc, state, events
+
+
+def stop_serve(proc, timeout=120):
+    """SIGTERM, then (exit status, seconds the stop took, rusage of the process and its waited-for
+    children). A runner still up after `timeout` s is killed (SIGKILL) and reported so."""
+    proc.send_signal(signal.SIGTERM)
+    sent = time.perf_counter()
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - sent > timeout:
+            proc.kill()
+            _, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, time.perf_counter() - sent, usage
+
+
+def exit_words(code, seconds):
+    if code == 0:
+        return f"exit 0 after SIGTERM, stopped in {seconds:.1f} s"
+    if code == -signal.SIGKILL:
+        return f"NOT STOPPED by SIGTERM within {seconds:.0f} s: killed (SIGKILL)"
+    return f"exit {code} after SIGTERM (expected 0), stopped in {seconds:.1f} s"
+
+
+def stored_runs(jobrunner, state):
+    """The runs `jobrunner runs` lists, by state."""
+    out = subprocess.run([jobrunner, "runs", "--json", "--limit", "100000", "--state", state], check=True,
+                         capture_output=True, text=True).stdout
+    states = {}
+    for line in out.splitlines():
+        if line.strip():
+            run_state = json.loads(line)["state"]
+            states[run_state] = states.get(run_state, 0) + 1
+    return states
+
+
+def runs_words(states):
+    detail = ", ".join(f"{n:,} {state}" for state, n in sorted(states.items()))
+    return f"{sum(states.values()):,} runs kept ({detail})"
+
+
+def directory_bytes(path):
+    return int(subprocess.run(["du", "-sb", path], check=True, capture_output=True, text=True).stdout.split()[0])
+
+
+def iso_seconds(stamp):
+    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def occurrence_date(run_id, job):
+    """The scheduled date (epoch seconds) an occurrence's run id carries, or None for another run."""
+    match = OCCURRENCE_RUN.match(run_id or "")
+    if not match or match.group(2) != job:
+        return None
+    return datetime.datetime.strptime(match.group(1), "%Y%m%dT%H%M%S.%f").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def percentile(sorted_values, fraction):
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))]
+
+
+def schedule_busy(jobrunner, work, jobs, seconds):
+    """`jobs` jobs every second, served for `seconds`: start delays, skips, CPU, RSS, store size."""
+    directory = os.path.join(work, "schedule-busy")
+    write_periodic(directory, jobs, "1s")
+    proc, state, events = start_serve(jobrunner, directory)
+    try:
+        return measure_busy(jobrunner, proc, state, events, jobs, seconds)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+class EventTail:
+    """Reads the events file as the runner appends to it, noting the wall time each `started`
+    line became readable: the moment the start was durable and reported, which the event's own
+    `time` (when the scheduler decided it) does not show when commits fall behind."""
+
+    def __init__(self, path):
+        import threading
+        self.path, self.seen, self.done = path, {}, threading.Event()
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        self.thread.start()
+
+    def _follow(self):
+        while not os.path.exists(self.path):
+            if self.done.is_set():
+                return
+            time.sleep(0.02)
+        pending = ""
+        with open(self.path) as f:
+            while True:
+                chunk = f.read()
+                now = time.time()
+                if not chunk:
+                    if self.done.is_set():
+                        return
+                    time.sleep(0.02)
+                    continue
+                pending += chunk
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    if '"started"' in line:
+                        event = json.loads(line)
+                        if event.get("event") == "started":
+                            self.seen.setdefault((event["run"], event.get("attempt")), now)
+
+    def finish(self):
+        self.done.set()
+        self.thread.join()
+        return self.seen
+
+
+def measure_busy(jobrunner, proc, state, events, jobs, seconds):
+    tail = EventTail(events)
+    started = time.perf_counter()
+    first_minute = min(60.0, seconds)
+    rss_first = None
+    rss_series = []
+    while True:
+        elapsed = time.perf_counter() - started
+        if elapsed >= seconds:
+            break
+        if proc.poll() is not None:
+            raise SystemExit(f"jobrunner serve exited {proc.returncode} before the end of the benchmark")
+        hwm, rss = proc_memory(proc.pid)
+        rss_series.append((elapsed, rss))
+        if rss_first is None and elapsed >= first_minute - 1:
+            rss_first = (hwm, rss)
+        time.sleep(min(1.0, max(0.0, seconds - elapsed)))
+    own, children = proc_cpu(proc.pid)
+    rss_end = proc_memory(proc.pid)
+    if rss_first is None:
+        rss_first = rss_end
+    code, stop_seconds, usage = stop_serve(proc)
+    total_cpu = usage.ru_utime + usage.ru_stime
+    seen = tail.finish()
+
+    delays, finish_delays, seen_delays = [], [], []
+    counts = {}
+    with open(events) as f:
+        for line in f:
+            event = json.loads(line)
+            scheduled = occurrence_date(event.get("run"), event.get("job"))
+            if scheduled is None:
+                continue
+            kind = event["event"]
+            counts[kind] = counts.get(kind, 0) + 1
+            if kind == "started":
+                delays.append((iso_seconds(event["time"]) - scheduled) * 1000)
+                if (event["run"], event.get("attempt")) in seen:
+                    seen_delays.append((seen[(event["run"], event.get("attempt"))] - scheduled) * 1000)
+            elif kind == "succeeded":
+                finish_delays.append((iso_seconds(event["time"]) - scheduled) * 1000)
+    delays.sort()
+    finish_delays.sort()
+    seen_delays.sort()
+    occurrences = len(delays)
+    return {
+        "seconds": seconds, "jobs": jobs, "occurrences": occurrences, "counts": counts,
+        "exit": exit_words(code, stop_seconds),
+        "p50": percentile(delays, 0.5), "p99": percentile(delays, 0.99), "max": delays[-1] if delays else float("nan"),
+        "done_p50": percentile(finish_delays, 0.5), "done_p99": percentile(finish_delays, 0.99),
+        "seen_p50": percentile(seen_delays, 0.5), "seen_p99": percentile(seen_delays, 0.99),
+        "seen_max": seen_delays[-1] if seen_delays else float("nan"),
+        "total_cpu": total_cpu, "own_cpu": own, "children_cpu": children,
+        "rss_first": rss_first, "rss_end": rss_end, "rss_series": rss_series,
+        "state_bytes": directory_bytes(state), "runs": stored_runs(jobrunner, state),
+    }
+
+
+def schedule_idle(jobrunner, work, jobs, idle_seconds, timeout, settle_seconds=5):
+    """`jobs` jobs every hour: served until each first occurrence succeeded, then the runner's
+    CPU over `idle_seconds` with nothing due. A runner that has not finished the first
+    occurrences after `timeout` s is reported so, with the CPU it used meanwhile."""
+    directory = os.path.join(work, "schedule-idle")
+    write_periodic(directory, jobs, "1h")
+    proc, state, events = start_serve(jobrunner, directory)
+    try:
+        return measure_idle(jobrunner, proc, state, events, jobs, idle_seconds, timeout, settle_seconds)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def measure_idle(jobrunner, proc, state, events, jobs, idle_seconds, timeout, settle_seconds):
+    started = time.perf_counter()
+    succeeded = 0
+    progress = []  # (seconds since start, first occurrences succeeded, runner CPU seconds)
+    pending = ""
+    while not os.path.exists(events):
+        time.sleep(0.1)
+    with open(events) as f:
+        while succeeded < jobs and time.perf_counter() - started < timeout:
+            if proc.poll() is not None:
+                raise SystemExit(f"jobrunner serve exited {proc.returncode} before the first occurrences were done")
+            chunk = f.read()
+            if not chunk:
+                progress.append((time.perf_counter() - started, succeeded, proc_cpu(proc.pid)[0]))
+                time.sleep(0.5)
+                continue
+            pending += chunk
+            *lines, pending = pending.split("\n")
+            for line in lines:
+                if line.strip():
+                    event = json.loads(line)
+                    if event.get("event") == "succeeded" and occurrence_date(event.get("run"), event.get("job")):
+                        succeeded += 1
+    first_done = time.perf_counter() - started
+    result = {"jobs": jobs, "succeeded": succeeded, "first_done": first_done, "settle": settle_seconds,
+              "idle_seconds": idle_seconds}
+    if succeeded < jobs:
+        # Not idle: the share of a core it used over the last minute, and how far it got then.
+        last = [p for p in progress if p[0] >= first_done - 60] or progress[-1:]
+        now_cpu = proc_cpu(proc.pid)[0]
+        result["busy_cpu"] = (now_cpu - last[0][2]) / max(1e-9, first_done - last[0][0])
+        result["rate"] = (succeeded - last[0][1]) / max(1e-9, first_done - last[0][0])
+        result["idle"] = None
+    else:
+        time.sleep(settle_seconds)
+        windows = []
+        before, mark = proc_cpu(proc.pid)[0], time.perf_counter()
+        idle_from, idle_start = before, mark
+        for _ in range(3):
+            time.sleep(idle_seconds / 3)
+            now_cpu, now = proc_cpu(proc.pid)[0], time.perf_counter()
+            windows.append((now_cpu - before) / (now - mark))
+            before, mark = now_cpu, now
+        result["idle"] = (before - idle_from) / (mark - idle_start)
+        result["windows"] = windows
+    result["hwm"], result["rss"] = proc_memory(proc.pid)
+    code, stop_seconds, _ = stop_serve(proc)
+    result["exit"] = exit_words(code, stop_seconds)
+    result["state_bytes"] = directory_bytes(state)
+    result["runs"] = stored_runs(jobrunner, state)
+    return result
+
+
+def schedule_benchmark(jobrunner, work, seconds, busy_jobs=1000, idle_jobs=10_000, idle_seconds=30,
+                       idle_timeout=1200):
+    busy = schedule_busy(jobrunner, work, busy_jobs, seconds)
+    load_busy = os.getloadavg()
+    idle = schedule_idle(jobrunner, work, idle_jobs, idle_seconds, idle_timeout)
+    n = busy["occurrences"]
+    counts = busy["counts"]
+    print(f"scheduling under serve: {busy_jobs:,} jobs every: 1s (run: \"true\", maxConcurrent 0), "
+          f"served {seconds:.0f} s, then SIGTERM: {busy['exit']}")
+    print("  peer         : none: there is no natural peer for this row; the figures stand alone")
+    due, skipped = busy_jobs * seconds, counts.get("disabled", 0)
+    print(f"  occurrences  : {n:,} started ({n / seconds:,.0f}/s) of about {due:,.0f} that fell due; "
+          f"{skipped:,} skipped (disabled events: the last occurrence still ran); about "
+          f"{max(0, due - n - skipped):,.0f} neither (missed: recorded with no event when the runner looked more "
+          f"than a period late, catchUp: latest); {counts.get('succeeded', 0):,} succeeded, "
+          f"{counts.get('interrupted', 0):,} interrupted by the stop")
+    print(f"  start delay  : p50 {busy['p50']:.0f} ms, p99 {busy['p99']:.0f} ms, max {busy['max']:.0f} ms "
+          f"(scheduled date -> `started` event time)")
+    print(f"  start written: p50 {busy['seen_p50']:.0f} ms, p99 {busy['seen_p99']:.0f} ms, max {busy['seen_max']:.0f} ms "
+          f"(scheduled date -> the `started` line readable in the events file, i.e. durable; a tail polling every 20 ms)")
+    print(f"  to succeeded : p50 {busy['done_p50']:.0f} ms, p99 {busy['done_p99']:.0f} ms "
+          f"(scheduled date -> `succeeded` event time: spawn, exit and commits included)")
+    per = (lambda cpu: cpu / n * 1e6) if n else (lambda cpu: float("nan"))
+    print(f"  CPU          : {per(busy['total_cpu']):.0f} us per occurrence with children "
+          f"({busy['total_cpu']:.1f} s user + system, rusage after exit); runner alone "
+          f"{per(busy['own_cpu']):.0f} us ({busy['own_cpu']:.1f} s), its `true` children {per(busy['children_cpu']):.0f} us "
+          f"(/proc/PID/stat just before SIGTERM)")
+    first_hwm, first_rss = busy["rss_first"]
+    end_hwm, end_rss = busy["rss_end"]
+    print(f"  RSS          : at {min(60, seconds):.0f} s VmHWM {first_hwm / 1024:.1f} MiB, VmRSS {first_rss / 1024:.1f} MiB; "
+          f"at the end VmHWM {end_hwm / 1024:.1f} MiB, VmRSS {end_rss / 1024:.1f} MiB")
+    series = busy["rss_series"]
+    step = max(1, len(series) // 6)
+    shown = series[::step] + ([series[-1]] if (len(series) - 1) % step else [])
+    print(f"  VmRSS over time: {'  '.join(f'{t:.0f}s {r / 1024:.1f}' for t, r in shown)} MiB")
+    print(f"  store        : {runs_words(busy['runs'])} (retention: default 100 finished runs), state directory "
+          f"{busy['state_bytes'] / 1024 / 1024:.1f} MiB (du -sb) after {n:,} occurrences")
+    print(f"  load         : {load_busy[0]:.2f} {load_busy[1]:.2f} {load_busy[2]:.2f} (1, 5, 15-minute load average "
+          f"at the end of this part; this machine is shared)")
+    if idle["idle"] is None:
+        print(f"idle serve: {idle_jobs:,} jobs every: 1h: NOT IDLE: only {idle['succeeded']:,} of the {idle_jobs:,} "
+              f"first occurrences (all due at once) succeeded in {idle['first_done']:.0f} s; over the last minute "
+              f"{idle['rate']:.1f} succeeded/s with the runner at {idle['busy_cpu'] * 100:.0f}% of a core; "
+              f"idle CPU not measured (target: under 1%); then SIGTERM: {idle['exit']}")
+    else:
+        print(f"idle serve: {idle_jobs:,} jobs every: 1h, first occurrences all done after {idle['first_done']:.1f} s; "
+              f"then {idle['settle']} s to settle; then SIGTERM: {idle['exit']}")
+        print(f"  idle CPU     : {idle['idle'] * 100:.2f}% of one core over {idle['idle_seconds']} s "
+              f"(thirds: {' '.join(f'{w * 100:.2f}%' for w in idle['windows'])}; target: under 1%)")
+    print(f"  RSS          : VmHWM {idle['hwm'] / 1024:.1f} MiB, VmRSS {idle['rss'] / 1024:.1f} MiB; "
+          f"{runs_words(idle['runs'])}, state directory {idle['state_bytes'] / 1024 / 1024:.1f} MiB")
+    print(f"  load         : {os.getloadavg()[0]:.2f} (1-minute load average at the end)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
@@ -248,18 +599,29 @@ def main():
     parser.add_argument("--plugin-jobs", type=int, default=20_000)
     parser.add_argument("--isolated-jobs", type=int, default=20_000,
                         help="jobs of the isolation: process round (a child process each)")
-    parser.add_argument("--only", choices=["dag", "plugins"], help="run one benchmark")
+    parser.add_argument("--schedule-seconds", type=float, default=60,
+                        help="how long serve runs the 1,000 jobs every: 1s of the schedule row")
+    parser.add_argument("--idle-jobs", type=int, default=10_000,
+                        help="jobs every: 1h of the schedule row's idle part")
+    parser.add_argument("--idle-timeout", type=float, default=1200,
+                        help="seconds the idle part waits for the first occurrences before reporting it is not idle")
+    parser.add_argument("--only", choices=["dag", "plugins", "schedule"], help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
-    ninja = shutil.which("ninja")
-    if not ninja:
-        raise SystemExit("ninja is not installed (apt-get install ninja-build)")
 
     work = tempfile.mkdtemp(prefix="jobrunner-bench.")
     if args.only == "plugins":
         plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
         shutil.rmtree(work, ignore_errors=True)
         return
+    if args.only == "schedule":
+        schedule_benchmark(jobrunner, work, args.schedule_seconds, idle_jobs=args.idle_jobs,
+                           idle_timeout=args.idle_timeout)
+        shutil.rmtree(work, ignore_errors=True)
+        return
+    ninja = shutil.which("ninja")
+    if not ninja:
+        raise SystemExit("ninja is not installed (apt-get install ninja-build)")
     dag_benchmark(jobrunner, ninja, work, args.rounds)
     if args.only == "dag":
         shutil.rmtree(work, ignore_errors=True)
@@ -269,6 +631,8 @@ def main():
     print(f"validate a 10,000-job file: {statistics.median(validate_times):.3f} s median of 5 (target: under 1 s)")
     operator_latency(jobrunner, work)
     plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
+    schedule_benchmark(jobrunner, work, args.schedule_seconds, idle_jobs=args.idle_jobs,
+                           idle_timeout=args.idle_timeout)
     shutil.rmtree(work, ignore_errors=True)
 
 
