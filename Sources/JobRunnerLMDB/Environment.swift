@@ -11,9 +11,6 @@ struct Tables {
     var pipelines: MDB_dbi = 0
     var requests: MDB_dbi = 0
     var schedules: MDB_dbi = 0
-    /// Each job's state alone, keyed like `jobs` (schema 2): `status` counts and picks the
-    /// jobs worth showing from it without decoding every job record.
-    var jobStates: MDB_dbi = 0
 }
 
 /// An open LMDB environment. Transactions live only inside `read` and `write` closures, so
@@ -51,7 +48,6 @@ final class Environment: @unchecked Sendable {
                 tables.pipelines = try txn.open("pipelines")
                 tables.requests = try txn.open("requests")
                 tables.schedules = try txn.open("schedules")
-                tables.jobStates = try txn.open("jobStates")
             }
         } catch {
             // `self` is whole by now: `deinit` closes the environment (closing it here too was

@@ -2,9 +2,9 @@ import CLMDB
 import Foundation
 import JobRunnerCore
 
-/// What `status` reads of a run: every job's state from the `jobStates` index, and the whole
-/// records of only the jobs it lists. A finished 100,000-job run is shown without decoding
-/// 100,000 records.
+/// What `status` reads of a run: every job's state, found in each stored record's bytes, and
+/// the whole records of only the jobs it lists. A finished 100,000-job run is shown without
+/// decoding 100,000 records.
 public struct RunOverview: Sendable, Hashable {
     public var run: RunRecord
     /// Every job's state, by job id.
@@ -29,24 +29,33 @@ extension LMDBQueueStore {
                 run: try decoder.decode(RunRecord.self, from: Data(runBytes)), states: [:], jobs: [:],
                 outputs: [:])
             let prefix = StoreKey.runPrefix(runID)
+            overview.states.reserveCapacity(overview.run.jobIDs.count)
             var listedKeys: [[UInt8]] = []
-            try txn.scanInPlace(tables.jobStates, prefix: prefix) { key, value throws(LMDBError) in
+            try txn.scanInPlace(tables.jobs, prefix: prefix) { key, value throws(LMDBError) in
                 let rest = key[prefix.count...]
                 let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
-                guard let state = JobState(rawValue: String(decoding: value, as: UTF8.self)) else {
-                    throw LMDBError(code: MDB_CORRUPTED, operation: "reading the state of job \(jobID)")
+                // The state alone, found in the bytes; the whole record only for a listed job.
+                guard let state = RecordJSON.state(in: value) else {
+                    let job = try Self.decodeJob(value, decoder)
+                    overview.states[jobID] = job.state
+                    if listing(job.state, overview.run) {
+                        overview.jobs[jobID] = job
+                        listedKeys.append(Array(key))
+                    }
+                    return
                 }
                 overview.states[jobID] = state
-                if listing(state, overview.run) { listedKeys.append(Array(key)) }
-            }
-            for key in listedKeys {
-                guard let bytes = try txn.get(tables.jobs, key: key) else { continue }
-                let job = try bytes.withUnsafeBytes { raw throws(LMDBError) in
-                    try Self.decodeJob(raw, decoder)
+                if listing(state, overview.run) {
+                    overview.jobs[jobID] = try Self.decodeJob(value, decoder)
+                    listedKeys.append(Array(key))
                 }
-                overview.jobs[job.jobID] = job
-                if withOutputs, let outputs = try txn.get(tables.outputs, key: key) {
-                    overview.outputs[job.jobID] = try Self.decode([String: String].self, outputs, decoder)
+            }
+            if withOutputs {
+                for key in listedKeys {
+                    guard let outputs = try txn.get(tables.outputs, key: key) else { continue }
+                    let rest = key[prefix.count...]
+                    let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
+                    overview.outputs[jobID] = try Self.decode([String: String].self, outputs, decoder)
                 }
             }
             return overview

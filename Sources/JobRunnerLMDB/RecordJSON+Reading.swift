@@ -9,6 +9,31 @@ import JobRunnerCore
 /// value of another shape, bytes that are not JSON) makes it answer nil, and the caller falls
 /// back to `JSONDecoder`, which reads every version of the record or says why it cannot.
 extension RecordJSON {
+    private static let stateMember = Array(#","state":""#.utf8)
+
+    /// A stored job record's state, found in its bytes without reading the rest; nil when the
+    /// record is not as ``RecordJSON`` writes it.
+    ///
+    /// `,"state":"` cannot occur inside a string value, where every quote is escaped, so its
+    /// first occurrence is the member.
+    static func state(in bytes: UnsafeRawBufferPointer) -> JobState? {
+        let member = stateMember
+        guard bytes.count > member.count else { return nil }
+        var index = 0
+        let last = bytes.count - member.count
+        while index <= last {
+            if bytes[index] == member[0], bytes[index + 1] == member[1],
+                member.indices.allSatisfy({ bytes[index + $0] == member[$0] })
+            {
+                let start = index + member.count
+                guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                return JobState(rawValue: String(decoding: bytes[start..<end], as: UTF8.self))
+            }
+            index += 1
+        }
+        return nil
+    }
+
     static func decodeJob(_ bytes: UnsafeRawBufferPointer) -> JobRecord? {
         var reader = FlatJSONReader(bytes)
         var jobID: String?

@@ -22,6 +22,19 @@ import Testing
         #expect(read(RecordJSON.encode(bare)) == bare)
     }
 
+    @Test(arguments: RecordJSONTests.awkward + [#"a","state":"succeeded"#, #"","state":"failed"#])
+    func findsTheStateInTheBytes(text: String) throws {
+        for state in JobState.allCases {
+            let record = RecordJSONTests.fullJob(text, state: state)
+            #expect(RecordJSON.encode(record).withUnsafeBytes { RecordJSON.state(in: $0) } == state)
+            var bare = JobRecord(jobID: text, pipeline: text, maxAttempts: nil)
+            bare.state = state
+            #expect(RecordJSON.encode(bare).withUnsafeBytes { RecordJSON.state(in: $0) } == state)
+        }
+        let cut = Array(RecordJSON.encode(RecordJSONTests.fullJob(text)).prefix(20))
+        _ = cut.withUnsafeBytes { RecordJSON.state(in: $0) }  // must not read past the end
+    }
+
     @Test func readsEachRecordWithOneOptionalLeftOut() {
         let job = RecordJSONTests.fullJob("x")
         let edits: [(inout JobRecord) -> Void] = [
