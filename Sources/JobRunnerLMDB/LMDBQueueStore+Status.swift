@@ -30,6 +30,7 @@ extension LMDBQueueStore {
                 outputs: [:])
             let prefix = StoreKey.runPrefix(runID)
             overview.states.reserveCapacity(overview.run.jobIDs.count)
+            if listing(.succeeded, overview.run) { overview.jobs.reserveCapacity(overview.run.jobIDs.count) }
             var listedKeys: [[UInt8]] = []
             try txn.scanInPlace(tables.jobs, prefix: prefix) { key, value throws(LMDBError) in
                 let rest = key[prefix.count...]
