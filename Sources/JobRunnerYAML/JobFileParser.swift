@@ -16,8 +16,11 @@ struct JobFileParser {
     var reader: NodeReader
     let directory: String
     let fileIndex: Int
+    /// What `${NAME}` in `env:` and `with:` reads: the runner's environment (SPEC 3.1).
+    let environment: [String: String]
 
-    init(path: String, fileIndex: Int) {
+    init(path: String, fileIndex: Int, environment: [String: String] = [:]) {
+        self.environment = environment
         reader = NodeReader(file: path)
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         directory = (absolute as NSString).deletingLastPathComponent
@@ -27,6 +30,15 @@ struct JobFileParser {
     mutating func parse(text: String) -> ParsedFile {
         var file = ParsedFile(path: reader.file)
         let root: Node?
+        do {
+            try AliasBudget.check(text)
+        } catch {
+            reader.add(
+                Diagnostic(
+                    at: SourceLocation(file: reader.file, line: error.line, column: error.column),
+                    error.message))
+            return file
+        }
         do {
             root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
@@ -90,7 +102,21 @@ struct JobFileParser {
         }
         if let jobs = top["jobs"], let entries = reader.entries(jobs.value, what: "jobs") {
             for entry in entries {
-                if let job = parseJob(entry, defaults: defaults) { file.jobs.append(job) }
+                file.jobs.append(contentsOf: parseJob(entry, defaults: defaults))
+            }
+        }
+        if let secrets = top["secrets"], !NodeReader.isNull(secrets.value),
+            let names = reader.stringList(secrets.value, what: "secrets")
+        {
+            for (name, node) in names {
+                guard Interpolation.isVariableName(name) else {
+                    reader.error(
+                        node,
+                        "secrets names environment variables; '\(name)' is not one (letters, digits and '_', not starting with a digit)"
+                    )
+                    continue
+                }
+                file.secrets.append((name, reader.location(node)))
             }
         }
         return file
