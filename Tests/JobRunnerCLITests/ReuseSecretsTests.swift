@@ -172,6 +172,29 @@ import Testing
         #expect(stat(workspace.state, &info) == 0 && info.st_mode & 0o777 == 0o700)
     }
 
+    /// A plugin writes its own log and returns outputs: both are masked, in-process and isolated.
+    @Test(arguments: ["inprocess", "process"])
+    func aPluginsLogAndOutputsAreMasked(isolation: String) throws {
+        let workspace = try Workspace(files: [
+            "plugin.yaml": """
+            secrets: [API_TOKEN]
+            jobs:
+              echo:
+                plugin: testkit.echo
+                isolation: \(isolation)
+                with: { message: "token ${API_TOKEN}" }
+            """
+        ])
+        let run = try workspace.run(
+            ["run", "jobs", "--progress", "plain"], environment: ["API_TOKEN": "tok-77aa11"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let log = try workspace.run("logs", "echo").stdout
+        #expect(log.contains("echo token *** from echo attempt 1"), "\(log)")
+        #expect(!log.contains("tok-77aa11"))
+        #expect(
+            (try workspace.statusJobs()["echo"]?["outputs"] as? [String: String])?["message"] == "token ***")
+    }
+
     /// A 422-byte "billion laughs" file: refused at once with a located error, in little memory.
     @Test(arguments: [false, true])
     func aBillionLaughsFailsFastWithSmallMemory(insideWith: Bool) throws {
