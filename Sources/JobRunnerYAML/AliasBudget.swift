@@ -16,8 +16,9 @@ enum AliasBudget {
     /// At most this many values may be added by aliases, over the whole file: far more than
     /// sharing defaults between a few thousand jobs needs.
     static let defaultLimit = 100_000
-    /// Deeper nesting than this is refused; no job file needs a tenth of it.
-    static let maxDepth = 256
+    /// Deeper nesting than this is refused, by libyaml itself (its default limit) for every
+    /// file, and here for files with aliases; no job file needs a tenth of it.
+    static let maxDepth = 1000
 
     /// Why a file was refused, and where (1-based).
     struct Exceeded: Error, Equatable {

@@ -22,10 +22,16 @@ extension JobFileParser {
     /// `matrix:`, one job per combination of its values (SPEC 3.1). Every job keeps the locations
     /// of the one as written, so a problem in any of them points at the file's text.
     mutating func expand(_ job: ParsedJob, raw: RawValues, matrix: Entry?) -> [ParsedJob] {
+        // Most values hold no `$`: they are kept as read, without a second walk.
+        let withExpands = raw.with != nil && Self.containsDollar(.object(job.definition.parameters))
+        let environmentExpands = raw.environment.contains { Interpolation.mayExpand($0.value) }
         guard let matrix, let dimensions = parseMatrix(matrix, job: job.definition.id, with: raw.with) else {
             var single = job
-            single.definition.environment = expandEnvironment(raw, Interpolation(environment: environment))
-            if let with = raw.with {
+            if environmentExpands {
+                single.definition.environment = expandEnvironment(
+                    raw, Interpolation(environment: environment))
+            }
+            if withExpands, let with = raw.with {
                 single.definition.parameters = expandParameters(with, interpolation(nil))
             }
             return [single]
@@ -59,14 +65,26 @@ extension JobFileParser {
             let interpolation = interpolation(values)
             var expanded = job
             expanded.definition.id = id
-            expanded.definition.environment = expandEnvironment(raw, interpolation)
-            var parameters = raw.with.map { expandParameters($0, interpolation) } ?? [:]
+            if environmentExpands { expanded.definition.environment = expandEnvironment(raw, interpolation) }
+            var parameters =
+                withExpands
+                ? raw.with.map { expandParameters($0, interpolation) } ?? [:] : job.definition.parameters
             for (dimension, value) in zip(dimensions, combination) { parameters[dimension.key] = value.json }
             expanded.definition.parameters = parameters
             expanded.matrixOf = job.definition.id
             jobs.append(expanded)
         }
         return jobs
+    }
+
+    /// Whether any string in `value` holds a `$`.
+    private static func containsDollar(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): return Interpolation.mayExpand(text)
+        case .array(let items): return items.contains(where: containsDollar)
+        case .object(let object): return object.values.contains(where: containsDollar)
+        default: return false
+        }
     }
 
     private func interpolation(_ matrix: [String: String]?) -> Interpolation {
