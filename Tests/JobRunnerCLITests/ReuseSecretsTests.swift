@@ -80,8 +80,10 @@ import Testing
         try "TARGET=staging\nREGION=us # from the file\nLITERAL=ignored\n".write(
             toFile: workspace.root + "/prod.env", atomically: true, encoding: .utf8)
 
-        var run = try workspace.run(["run", "jobs", "--progress", "none"], environment: ["TARGET": "prod"])
+        var run = try workspace.run(
+            ["run", "jobs", "--progress", "none"], environment: ["TARGET": "prod", "LITERAL": "from-shell"])
         #expect(run.status == 0, "\(run.stderr)")
+        // SPEC 3.1: a job's own env: value wins; the environment reaches it through ${NAME}.
         #expect(try workspace.run("logs", "deploy").stdout == "target=prod region=eu literal=default\n")
 
         run = try workspace.run(

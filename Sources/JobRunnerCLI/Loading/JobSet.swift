@@ -26,7 +26,9 @@ struct JobSet {
         let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
         let problems = plugins.problems(in: files.jobsAsRead).map { Diagnostic(at: $0.location, $0.message) }
         let result = files.adding(problems)
-        for diagnostic in result.diagnostics { printError(diagnostic.description) }
+        // A plugin's answer about its parameters may quote a value that holds a secret.
+        let masker = SecretMasker(values: files.jobsAsRead.secretValues(environment: environment))
+        for diagnostic in result.diagnostics { printError(masker.mask(diagnostic.description)) }
         if result.diagnostics.hasErrors {
             let count = result.diagnostics.filter { $0.severity == .error }.count
             printError("\(count) error\(count == 1 ? "" : "s"); nothing was run")
