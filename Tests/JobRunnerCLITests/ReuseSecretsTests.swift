@@ -123,7 +123,14 @@ import Testing
         let workspace = try Workspace(files: [
             "secret.yaml": """
             secrets: [API_TOKEN, DB_PASSWORD]
+            constraints:
+              login:
+                check: "false"
+                satisfy: echo "cannot log in with $DB_PASSWORD"; exit 1
             jobs:
+              gated:
+                constraints: [login]
+                run: "true"
               call:
                 env: { API_TOKEN: "\(token)" }
                 run: |
@@ -153,6 +160,8 @@ import Testing
         #expect(try workspace.run("logs", "call").stdout == "calling with ***\n***\ndb=***\n")
         #expect(try workspace.run("logs", "fail").stdout == "still ***\nbad ***\n")
         #expect((try workspace.statusJobs()["call"]?["outputs"] as? [String: String]) == ["token": "***"])
+        let gated = try #require(try workspace.statusJobs()["gated"]?["reason"] as? String)
+        #expect(gated.contains("cannot log in with ***"), "\(gated)")
 
         // Nothing in the state directory holds the values, and only its owner can read it.
         let files = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []

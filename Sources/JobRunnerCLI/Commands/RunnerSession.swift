@@ -95,7 +95,7 @@ struct RunnerSession {
             workload: workload, store: store, handler: handlers,
             observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
-            constraints: ShellConstraints(),
+            constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
             options: RunnerOptions(
                 maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
                 runnerPID: getpid(), serve: serve),

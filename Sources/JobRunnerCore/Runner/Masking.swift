@@ -94,3 +94,26 @@ public struct MaskingObserver: RunObserver {
         inner.record(masked)
     }
 }
+
+/// Constraint commands whose failure lines hold no secret: a `satisfy` that fails quotes its
+/// last line of output in the waiting jobs' reason, which is stored and shown.
+public struct MaskingConstraints: ConstraintRunner {
+    public let inner: any ConstraintRunner
+    public let secrets: Secrets
+
+    public init(_ inner: any ConstraintRunner, secrets: Secrets) {
+        self.inner = inner
+        self.secrets = secrets
+    }
+
+    public func check(_ constraint: ConstraintDefinition) async -> Bool {
+        await inner.check(constraint)
+    }
+
+    public func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome {
+        switch await inner.satisfy(constraint) {
+        case .satisfied: return .satisfied
+        case .failed(let line): return .failed(lastLine: secrets.masker.mask(line))
+        }
+    }
+}
