@@ -206,6 +206,43 @@ import Testing
             (try workspace.statusJobs()["echo"]?["outputs"] as? [String: String])?["message"] == "token ***")
     }
 
+    /// `serve --env-file` gives its jobs the file's variables, and a reload that adds `secrets:`
+    /// masks them in the occurrences that follow.
+    @Test func serveReadsTheEnvFileAndAReloadMasksNewSecrets() async throws {
+        let job = "jobs:\n  tick:\n    every: 1s\n    run: echo \"token=$TOKEN\"\n"
+        let workspace = try Workspace(files: ["serve.yaml": job])
+        try "TOKEN=tok-serve-4242\n".write(
+            toFile: workspace.root + "/serve.env", atomically: true, encoding: .utf8)
+        let out = Pipe()
+        let errors = Pipe()
+        let serve = try workspace.start(
+            ["serve", "jobs", "--progress", "plain", "--env-file", "serve.env"], stdout: out, stderr: errors)
+        defer { if serve.isRunning { kill(serve.processIdentifier, SIGKILL) } }
+        let lines = LineReader(out)
+        let problems = LineReader(errors)
+        let exit = ExitWatcher(serve)
+        #expect(await lines.waitFor("succeeded   tick"), "\(lines.all)")
+
+        try ("secrets: [TOKEN]\n" + job).write(
+            toFile: workspace.jobs + "/serve.yaml", atomically: true, encoding: .utf8)
+        #expect(await problems.waitFor("reloaded 1 jobs"), "\(problems.all)")
+        let before = lines.all.filter { $0.contains("succeeded   tick") }.count
+        #expect(await lines.waitFor("succeeded   tick", times: before + 1))
+        kill(serve.processIdentifier, SIGTERM)
+        #expect(await exit.wait(atMost: .seconds(60)) == 0)
+
+        let runs = try workspace.run("runs", "--json").stdout.split(separator: "\n").compactMap {
+            try? statusJSON(String($0))
+        }
+        let logs = try runs.compactMap { $0["id"] as? String }.map {
+            try workspace.run("logs", "tick", "--run", $0).stdout
+        }
+        #expect(logs.contains("token=tok-serve-4242\n"), "before the reload: \(logs)")
+        // The newest occurrence with output ran after the reload (a newer one may have been
+        // stopped before it printed).
+        #expect(logs.first { !$0.isEmpty } == "token=***\n", "after it: \(logs)")
+    }
+
     /// A 422-byte "billion laughs" file: refused at once with a located error, in little memory.
     @Test(arguments: [false, true])
     func aBillionLaughsFailsFastWithSmallMemory(insideWith: Bool) throws {
