@@ -9,7 +9,8 @@ import JobRunnerCore
 /// submission order; each completion runs only after its changes are durable.
 public final class LMDBQueueStore: QueueStore, Sendable {
     /// The schema this build reads and writes.
-    public static let schemaVersion = 1
+    /// 2 added the `jobStates` index; a schema-1 database is brought up to date when opened.
+    public static let schemaVersion = 2
 
     private let environment: Environment
     private let writer: GroupCommitWriter
@@ -65,6 +66,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                         "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR"
                     )
                 }
+                if version < Self.schemaVersion { try migrate() }
             } else {
                 try environment.write { txn throws(LMDBError) in
                     try txn.put(
@@ -81,6 +83,28 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
+    /// Brings a schema-1 database up to date in one transaction: the `jobStates` index is
+    /// filled from the job records. Checked again inside the transaction, so two processes
+    /// opening the same old database migrate it once.
+    private func migrate() throws {
+        struct StateOnly: Decodable { var state: JobState }
+        let tables = environment.tables
+        let decoder = JSONDecoder()
+        try environment.write { txn throws(LMDBError) in
+            let stored = try txn.get(tables.meta, key: StoreKey.schemaVersion)
+            guard stored.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) == 1 else { return }
+            var rows: [([UInt8], JobState)] = []
+            try txn.scan(tables.jobs, prefix: []) { key, value throws(LMDBError) in
+                rows.append((key, try Self.decode(StateOnly.self, value, decoder).state))
+            }
+            for (key, state) in rows {
+                try txn.put(tables.jobStates, key: key, value: Array(state.rawValue.utf8))
+            }
+            try txn.put(
+                tables.meta, key: StoreKey.schemaVersion, value: Array(String(Self.schemaVersion).utf8))
+        }
+    }
+
     // MARK: Writing
 
     public func submit(
@@ -91,7 +115,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 
     // MARK: Reading
 
-    private func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result)
+    func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result)
         throws(StoreError) -> Result
     {
         let tables = environment.tables
@@ -122,8 +146,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var snapshot = RunSnapshot(run: try decoder.decode(RunRecord.self, from: Data(runBytes)))
             let prefix = StoreKey.runPrefix(runID)
-            try txn.scan(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
-                let job = try Self.decode(JobRecord.self, value, decoder)
+            try txn.scanInPlace(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
+                let job = try Self.decodeJob(value, decoder)
                 snapshot.jobs[job.jobID] = job
             }
             try txn.scan(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
@@ -209,7 +233,16 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
+    /// A stored job record: read directly when it is as ``RecordJSON`` writes it, else by
+    /// `JSONDecoder` (records of earlier versions).
+    static func decodeJob(_ bytes: UnsafeRawBufferPointer, _ decoder: JSONDecoder) throws(LMDBError)
+        -> JobRecord
+    {
+        if let record = RecordJSON.decodeJob(bytes) { return record }
+        return try decode(JobRecord.self, Array(bytes), decoder)
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
         throws(LMDBError) -> Value
     {
         do {
@@ -316,6 +349,9 @@ private final class GroupCommitWriter: @unchecked Sendable {
             let (dbi, key) = place(of: change, in: tables)
             guard written.insert(Row(dbi: dbi, key: key)).inserted else { continue }
             rows.append((dbi, key, try value(of: change, encoder: encoder)))
+            if case .putJob(_, let job) = change {
+                rows.append((tables.jobStates, key, Array(job.state.rawValue.utf8)))
+            }
         }
         try environment.write { txn throws(LMDBError) in
             for (dbi, key, value) in rows {
@@ -328,7 +364,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
             for runID in pruned {
                 // A run's rows are one key range in each table.
                 try txn.delete(tables.runs, key: StoreKey.run(runID))
-                for dbi in [tables.jobs, tables.attempts, tables.outputs, tables.requests] {
+                for dbi in [tables.jobs, tables.jobStates, tables.attempts, tables.outputs, tables.requests] {
                     var keys: [[UInt8]] = []
                     try txn.scan(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(key) }
                     for key in keys { try txn.delete(dbi, key: key) }
