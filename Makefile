@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test bench fixtures format lint clean
+.PHONY: setup build release run test test-python bench fixtures format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -24,10 +24,14 @@ run: build
 	.build/debug/jobrunner run --state .build/jobrunner-state jobs/
 
 # Builds every product first: the tests run the jobrunner binary and load the plugin libraries
-# (libnoop.so, libhello.so, libtestkit.so, ...) built beside it.
-test: setup
+# (libnoop.so, libhello.so, libtestkit.so, ...) built beside it. SchemaTests validates the job
+# files against docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML.
+test: setup test-python
 	$(SWIFT) build
 	$(SWIFT) test
+
+test-python:
+	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml
 
 bench: release
 	@if ! command -v ninja >/dev/null 2>&1; then \

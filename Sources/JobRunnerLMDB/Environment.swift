@@ -30,7 +30,7 @@ final class Environment: @unchecked Sendable {
         do {
             try LMDBError.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-            try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o644), "mdb_env_open")
+            try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open")
         } catch {
             mdb_env_close(env)
             throw error

@@ -22,7 +22,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     ///   a message that says what to do.
     public init(directory: String, mapSize: Int = 8 << 30) throws(StoreError) {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError(
                 .unusable,

@@ -21,7 +21,9 @@ public struct StateDirectory: Sendable {
     /// Whether a database exists here (read-only commands say so instead of creating one).
     public var hasDatabase: Bool { FileManager.default.fileExists(atPath: databasePath + "/data.mdb") }
 
-    /// Creates the directory if needed; fails with exit-3 errors when the path cannot be one.
+    /// Creates the directory if needed, readable by its owner only (SPEC 3.1: `0700`, its files
+    /// `0600`); fails with exit-3 errors when the path cannot be one. A directory made by an
+    /// older jobrunner with wider permissions is narrowed.
     public func prepare() throws(StoreError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -32,7 +34,15 @@ public struct StateDirectory: Sendable {
             }
         }
         do {
-            try FileManager.default.createDirectory(atPath: logsPath, withIntermediateDirectories: true)
+            let ownerOnly: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: ownerOnly)
+            try FileManager.default.createDirectory(
+                atPath: logsPath, withIntermediateDirectories: true, attributes: ownerOnly)
+            var info = stat()
+            if stat(path, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0 {
+                chmod(path, 0o700)
+            }
         } catch {
             throw StoreError(
                 .unusable,
@@ -65,7 +75,7 @@ public struct StateDirectory: Sendable {
         }
         // Written aside and renamed into place, so a losing racer reads a whole pid.
         let staging = "\(lockPath).\(getpid())"
-        let pidFile = open(staging, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let pidFile = open(staging, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if pidFile >= 0 {
             let text = Array("\(getpid())\n".utf8)
             _ = text.withUnsafeBytes { write(pidFile, $0.baseAddress, $0.count) }

@@ -18,14 +18,17 @@ public struct ShellHandler: JobHandler {
     public var baseEnvironment: [String: String]
     /// Bytes of output kept per attempt (SPEC 5.2).
     public var logLimit: Int
+    /// Masked in logs as they are written (SPEC 3.1).
+    public var secrets: Secrets
     private let directories = KnownDirectories()
 
     /// A handler whose children take their turn in `slots`.
     public init(
         slots: ChildSlots, clock: any RunnerClock = SystemClock(),
         baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-        logLimit: Int = CappedLog.defaultLimit
+        logLimit: Int = CappedLog.defaultLimit, secrets: Secrets = Secrets()
     ) {
+        self.secrets = secrets
         self.slots = slots
         self.clock = clock
         self.baseEnvironment = baseEnvironment
@@ -79,7 +82,7 @@ public struct ShellHandler: JobHandler {
             program = first.contains("/") ? .path(first) : .name(first)
             arguments = Array(argv.dropFirst())
         case .plugin(let plugin, let handler):
-            let log = CappedLog(path: request.logPath, limit: logLimit)
+            let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
             log.appendLine("jobrunner: plugin handler \(plugin).\(handler) cannot run in the shell handler")
             log.finish()
             return AttemptResult(outcome: .failed, reason: "not a shell job")
@@ -93,7 +96,7 @@ public struct ShellHandler: JobHandler {
             directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
         files.clear()
         defer { files.remove() }
-        let log = CappedLog(path: request.logPath, limit: logLimit)
+        let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
         defer { log.finish() }
         let child = ChildProcess(
             program: program, arguments: arguments,
@@ -156,7 +159,8 @@ private final class KnownDirectories: Sendable {
 
     func ensure(_ path: String) throws {
         if made.withLock({ $0.contains(path) }) { return }
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         made.withLock {
             if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
             $0.insert(path)

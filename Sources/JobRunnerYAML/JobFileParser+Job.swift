@@ -5,7 +5,8 @@ import Yams
 extension JobFileParser {
     /// Parses one entry under `jobs:`, with the file's `defaults:` beneath it.
     /// `retry:` and `env:` merge key by key with the defaults; other keys replace them.
-    mutating func parseJob(_ entry: Entry, defaults: [String: Entry]) -> ParsedJob? {
+    /// - Returns: the job, or the jobs of its `matrix:`, with `env:` and `with:` expanded.
+    mutating func parseJob(_ entry: Entry, defaults: [String: Entry]) -> [ParsedJob] {
         let id = entry.key
         let location = reader.location(entry.keyNode)
         if !Self.isValidName(id) {
@@ -13,7 +14,7 @@ extension JobFileParser {
                 entry.keyNode,
                 "job id '\(id)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
         }
-        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return nil }
+        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return [] }
         let own = reader.known(fields, allowed: JobFileKeys.job, in: "job '\(id)'")
         let keys = defaults.merging(own) { _, job in job }
 
@@ -48,9 +49,11 @@ extension JobFileParser {
         var constraintLocations: [SourceLocation] = []
         var pipelineLocation = location
 
+        var raw = RawValues()
         if let node = keys["with"]?.value {
             if case .mapping = node, case .object(let object) = reader.json(node) {
                 job.parameters = object
+                raw.with = node
                 pluginLocations?.parameters = reader.location(node)
             } else if !NodeReader.isNull(node) {
                 reader.error(node, "with must be a map of parameter names to values")
@@ -64,6 +67,8 @@ extension JobFileParser {
                     continue
                 }
                 job.environment[variable.key] = scalar.string
+                raw.environment.removeAll { $0.key == variable.key }
+                raw.environment.append((variable.key, scalar.string, variable.value))
             }
         }
         if let node = keys["workdir"]?.value, let path = reader.nonEmptyString(node, what: "workdir") {
@@ -115,9 +120,10 @@ extension JobFileParser {
             job.enabled = value
         }
         job.pluginLocations = pluginLocations
-        return ParsedJob(
+        let parsed = ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
+        return expand(parsed, raw: raw, matrix: keys["matrix"])
     }
 
     private mutating func parseRun(_ node: Node) -> HandlerSpec? {

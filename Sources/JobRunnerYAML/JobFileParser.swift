@@ -16,8 +16,11 @@ struct JobFileParser {
     var reader: NodeReader
     let directory: String
     let fileIndex: Int
+    /// What `${NAME}` in `env:` and `with:` reads: the runner's environment (SPEC 3.1).
+    let environment: [String: String]
 
-    init(path: String, fileIndex: Int) {
+    init(path: String, fileIndex: Int, environment: [String: String] = [:]) {
+        self.environment = environment
         reader = NodeReader(file: path)
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         directory = (absolute as NSString).deletingLastPathComponent
@@ -27,6 +30,16 @@ struct JobFileParser {
     mutating func parse(text: String) -> ParsedFile {
         var file = ParsedFile(path: reader.file)
         let root: Node?
+        do {
+            // Without a `*` there is no alias, and nothing to count: most files skip the pass.
+            if text.utf8.contains(UInt8(ascii: "*")) { try AliasBudget.check(text) }
+        } catch {
+            reader.add(
+                Diagnostic(
+                    at: SourceLocation(file: reader.file, line: error.line, column: error.column),
+                    error.message))
+            return file
+        }
         do {
             root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
@@ -90,7 +103,21 @@ struct JobFileParser {
         }
         if let jobs = top["jobs"], let entries = reader.entries(jobs.value, what: "jobs") {
             for entry in entries {
-                if let job = parseJob(entry, defaults: defaults) { file.jobs.append(job) }
+                file.jobs.append(contentsOf: parseJob(entry, defaults: defaults))
+            }
+        }
+        if let secrets = top["secrets"], !NodeReader.isNull(secrets.value),
+            let names = reader.stringList(secrets.value, what: "secrets")
+        {
+            for (name, node) in names {
+                guard Interpolation.isVariableName(name) else {
+                    reader.error(
+                        node,
+                        "secrets names environment variables; '\(name)' is not one (letters, digits and '_', not starting with a digit)"
+                    )
+                    continue
+                }
+                file.secrets.append((name, reader.location(node)))
             }
         }
         return file
@@ -103,9 +130,13 @@ struct JobFileParser {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
             .composer(let context, let problem, let mark, _):
             let place = context.map { " \($0.text)" } ?? ""
-            return Diagnostic(
-                at: SourceLocation(file: file, line: mark.line, column: mark.column),
-                "invalid YAML: \(problem)\(place)")
+            let at = SourceLocation(file: file, line: mark.line, column: mark.column)
+            if problem.hasPrefix("Maximum nesting level reached") {
+                return Diagnostic(
+                    at: at,
+                    "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file")
+            }
+            return Diagnostic(at: at, "invalid YAML: \(problem)\(place)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             // Yams stops at the first map with a repeated key; it names the first occurrence.
             let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")

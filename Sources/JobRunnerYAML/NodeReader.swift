@@ -89,7 +89,9 @@ struct NodeReader {
         }
     }
 
-    /// The entries of a mapping, in order; reports non-string and duplicate keys.
+    /// The entries of a mapping, in order; reports non-string and duplicate keys. A merge key
+    /// (`<<: *common`, `<<: [*a, *b]`) stands for the entries of the maps it names, in its place,
+    /// less the keys the mapping sets itself (see ``mergedEntries(_:what:)``).
     mutating func entries(_ node: Node, what: String) -> [Entry]? {
         guard case .mapping(let mapping) = node else {
             error(node, "\(what) must be a map of keys to values, not \(Self.describe(node))")
@@ -97,7 +99,12 @@ struct NodeReader {
         }
         var result: [Entry] = []
         var seen: [String: Node] = [:]
+        var merged: (index: Int, entries: [Entry])?
         for (keyNode, value) in mapping {
+            if Self.isMergeKey(keyNode) {
+                merged = (result.count, mergedEntries(value, what: what))
+                continue
+            }
             guard case .scalar(let scalar) = keyNode else {
                 error(keyNode, "keys of \(what) must be plain words, not \(Self.describe(keyNode))")
                 continue
@@ -113,13 +120,17 @@ struct NodeReader {
             seen[key] = keyNode
             result.append(Entry(key: key, keyNode: keyNode, value: value))
         }
+        if let merged {
+            result.insert(contentsOf: merged.entries.filter { seen[$0.key] == nil }, at: merged.index)
+        }
         return result
     }
 
     /// Reports keys that are not in `allowed`, with a suggestion; returns the known entries by key.
     mutating func known(_ entries: [Entry], allowed: [String], in what: String) -> [String: Entry] {
         var table: [String: Entry] = [:]
-        for entry in entries {
+        // `x-` keys are the user's own (SPEC 3.1): room for anchors, notes and tools' settings.
+        for entry in entries where !entry.key.hasPrefix("x-") {
             if allowed.contains(entry.key) {
                 table[entry.key] = entry
             } else {

@@ -34,6 +34,8 @@ struct SessionOptions: ParsableArguments {
     @Option(help: "auto, tty (a live board), plain (a line per transition) or none.")
     var progress: Progress = .auto
 
+    @OptionGroup var envFiles: EnvFileOptions
+
     func check() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs)") }
     }
@@ -48,8 +50,10 @@ struct RunnerSession {
     /// Runs; returns the summary already printed. Throws an `ExitCode` for invalid job files (2)
     /// and an unusable state directory (3).
     func run(serve: Bool, startNew: Bool) async throws -> RunSummary {
-        let jobSet = JobSet.load(options.paths)
+        let environment = try options.envFiles.apply()
+        let jobSet = JobSet.load(options.paths, environment: environment)
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        let secrets = Secrets(SecretMasker(values: workload.secretValues(environment: environment)))
         let stateDirectory = global.stateDirectory
         let lock: RunnerLock
         let store: LMDBQueueStore
@@ -77,21 +81,30 @@ struct RunnerSession {
 
         let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
         defer { pluginThreads.stop() }
-        let handlers = JobHandlers.standard(plugins: jobSet.plugins, pluginThreads: pluginThreads.pool)
+        let handlers = MaskingHandler(
+            JobHandlers.standard(
+                plugins: jobSet.plugins, pluginThreads: pluginThreads.pool, secrets: secrets),
+            secrets: secrets,
+            masksOwnLogs: { request in
+                if case .plugin = request.job.handler { false } else { true }
+            })
 
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         let runner = Runner(
             workload: workload, store: store, handler: handlers,
-            observer: ObserverList(observers),
+            observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
-            constraints: ShellConstraints(),
+            constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
             options: RunnerOptions(
                 maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
                 runnerPID: getpid(), serve: serve),
             logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
         let reloader =
-            serve ? Reloader(paths: options.paths, files: jobSet.result.files, runner: runner) : nil
+            serve
+            ? Reloader(
+                paths: options.paths, files: jobSet.result.files, runner: runner, environment: environment,
+                secrets: secrets) : nil
         // `serve` leaves SIGTERM and SIGINT to its service group (a graceful shutdown); `run` turns
         // them into a stop itself, to exit 128 + the signal.
         let stopSignals = serve ? [] : [SIGINT, SIGTERM]
@@ -120,11 +133,11 @@ struct RunnerSession {
         do {
             summary = serve ? try await Self.serve(runner, logger: logger) : try await runner.run()
         } catch {
-            printError("jobrunner: \(error)")
+            printError(secrets.masker.mask("jobrunner: \(error)"))
             throw ExitCode(ExitStatus.stateUnusable)
         }
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
-        writeText(progressFD, message + "\n")
+        writeText(progressFD, secrets.masker.mask(message) + "\n")
         return summary
     }
 
@@ -153,6 +166,9 @@ struct RunnerSession {
 final class Reloader: Sendable {
     private let paths: [String]
     private let runner: Runner
+    /// The environment `${NAME}` is expanded from: the runner's, with `--env-file`, as at start.
+    private let environment: [String: String]
+    private let secrets: Secrets
     private let state: Mutex<(files: [String], stamps: [String: Stamp])>
 
     private struct Stamp: Equatable {
@@ -160,9 +176,11 @@ final class Reloader: Sendable {
         var size: Int?
     }
 
-    init(paths: [String], files: [String], runner: Runner) {
+    init(paths: [String], files: [String], runner: Runner, environment: [String: String], secrets: Secrets) {
         self.paths = paths
         self.runner = runner
+        self.environment = environment
+        self.secrets = secrets
         state = Mutex((files, Self.stamps(of: files)))
     }
 
@@ -176,7 +194,7 @@ final class Reloader: Sendable {
 
     /// Loads the job files again and hands good definitions to the runner.
     func reload() {
-        let jobSet = JobSet.load(paths)
+        let jobSet = JobSet.load(paths, environment: environment)
         let files = jobSet.result.files
         state.withLock { $0 = (files, Self.stamps(of: files)) }
         guard let workload = jobSet.workload else {
@@ -185,6 +203,7 @@ final class Reloader: Sendable {
         }
         // Standard error: standard output may carry `--events -` JSON lines.
         writeText(STDERR_FILENO, "reloaded \(workload.jobs.count) jobs from \(files.count) files\n")
+        secrets.update(SecretMasker(values: workload.secretValues(environment: environment)))
         runner.reload(workload)
     }
 
