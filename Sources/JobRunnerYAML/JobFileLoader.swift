@@ -14,19 +14,24 @@ public enum JobFileLoader {
         /// The jobs as read, also when there were errors: what the checks this module cannot
         /// make (plugins) look at, so that every problem is reported at once.
         public var jobsAsRead: Workload
+        /// Every problem, at most ``DiagnosticList/perFile`` of them listed per file.
+        private let problems: DiagnosticList
 
-        init(jobsAsRead: Workload, diagnostics: [Diagnostic], files: [String]) {
-            let sorted = diagnostics.sortedByLocation()
+        init(jobsAsRead: Workload, problems: DiagnosticList, files: [String]) {
+            let sorted = problems.all.sortedByLocation()
             self.workload = sorted.hasErrors ? nil : jobsAsRead
             self.diagnostics = sorted
             self.files = files
             self.jobsAsRead = jobsAsRead
+            self.problems = problems
         }
 
         /// This result with the problems found by a check this module cannot make (plugins);
         /// an error among them takes the workload away.
         public func adding(_ more: [Diagnostic]) -> Result {
-            Result(jobsAsRead: jobsAsRead, diagnostics: diagnostics + more, files: files)
+            var problems = self.problems
+            problems.append(contentsOf: more)
+            return Result(jobsAsRead: jobsAsRead, problems: problems, files: files)
         }
     }
 
@@ -72,7 +77,8 @@ public enum JobFileLoader {
     /// cannot make are added with ``Result/adding(_:)``.
     public static func load(paths: [String]) -> Result {
         let (files, found) = jobFiles(in: paths)
-        var diagnostics = found
+        var diagnostics = DiagnosticList()
+        diagnostics.append(contentsOf: found)
         var parsed: [ParsedFile] = []
         for (index, file) in files.enumerated() {
             guard let data = FileManager.default.contents(atPath: file) else {
@@ -90,25 +96,27 @@ public enum JobFileLoader {
             }
             var parser = JobFileParser(path: file, fileIndex: index)
             parsed.append(parser.parse(text: text))
-            diagnostics.append(contentsOf: parser.diagnostics)
+            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
-        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: files)
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: files)
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
     public static func load(texts: [(path: String, text: String)])
         -> Result
     {
-        var diagnostics: [Diagnostic] = []
+        var diagnostics = DiagnosticList()
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
             var parser = JobFileParser(path: file.path, fileIndex: index)
             parsed.append(parser.parse(text: file.text))
-            diagnostics.append(contentsOf: parser.diagnostics)
+            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
-        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: texts.map(\.path))
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: texts.map(\.path))
     }
 
     /// The jobs of the parsed files, and the problems of the checks that span files.
