@@ -13,7 +13,7 @@ import JobRunnerYAML
         #if JOBRUNNER_FUZZING
             var argc = CommandLine.argc
             var argv = CommandLine.unsafeArgv
-            exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzJobFile(data, size) })
+            exit(runFuzzerDriver(&argc, &argv) { data, size in fuzzJobFile(data, size) })
         #else
             print("jobrunner-fuzz does nothing unless built by `make fuzz`, which links libFuzzer into it")
         #endif
@@ -24,7 +24,7 @@ import JobRunnerYAML
     /// libFuzzer's entry for programs with a `main` of their own (SwiftPM gives every executable
     /// one, so libFuzzer's own `main` cannot be used).
     @_silgen_name("LLVMFuzzerRunDriver")
-    func LLVMFuzzerRunDriver(
+    func runFuzzerDriver(
         _ argc: UnsafeMutablePointer<CInt>,
         _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
         _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
