@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test test-python bench fixtures format lint clean
+.PHONY: setup build release run test test-python bench fixtures fuzz format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -49,6 +49,25 @@ fixtures:
 	@python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('croniter') != '$(CRONITER_VERSION)')" 2>/dev/null \
 		|| python3 -m pip install -q "croniter==$(CRONITER_VERSION)"
 	python3 Tests/JobRunnerCoreTests/Fixtures/make_cron_fixture.py
+
+# Fuzzes job-file loading with libFuzzer for FUZZ_SECONDS, seeded with every job file of the
+# repository (jobs/, examples/, the test fixtures). Everything it writes stays under .build/fuzz:
+# its own build (instrumented for coverage and AddressSanitizer), the seeds, the corpus it grows,
+# and any input that crashed or hung it (artifacts/, printed at the end).
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := .build/fuzz
+FUZZ_BUILD_FLAGS := -c release --scratch-path $(FUZZ_DIR)/build --product jobrunner-fuzz \
+	-Xswiftc -sanitize=fuzzer,address -Xswiftc -DJOBRUNNER_FUZZING \
+	-Xswiftc -use-ld=lld -Xcc -fsanitize=fuzzer-no-link,address
+fuzz:
+	$(SWIFT) build $(FUZZ_BUILD_FLAGS)
+	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	@find jobs examples Tests -type f \( -name '*.yaml' -o -name '*.yml' \) | while read -r file; do \
+		cp "$$file" "$(FUZZ_DIR)/seeds/$$(echo "$$file" | tr / _)"; done
+	$$($(SWIFT) build $(FUZZ_BUILD_FLAGS) --show-bin-path)/jobrunner-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
+		-dict=Fuzz/job-file.dict -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/ -print_final_stats=1
+	@ls $(FUZZ_DIR)/artifacts | sed 's|^|crash or hang kept: $(FUZZ_DIR)/artifacts/|'
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests plugins Package.swift

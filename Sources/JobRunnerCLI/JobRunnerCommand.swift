@@ -15,7 +15,8 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             """,
         version: JobRunnerVersion.current,
         subcommands: [
-            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self, PruneCommand.self,
+            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self,
+            PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self,
@@ -76,7 +77,10 @@ enum ExitStatus {
     static let stateUnusable: Int32 = 3
 }
 
-/// Writes a line to standard error.
+/// Writes a line (or several) to standard error. Messages quote what users and jobs wrote (a
+/// job name on the command line, a reason from the store): every control character but the
+/// line breaks between lines is shown escaped, so none reaches the terminal as such.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(VisibleText.escaped)
+    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
 }

@@ -59,15 +59,7 @@ public struct ShellHandler: JobHandler {
     }
 
     /// Upper case, every character other than A-Z and 0-9 as `_` (SPEC 5.7).
-    public static func environmentName(_ text: String) -> String {
-        String(
-            text.uppercased().unicodeScalars.map { scalar -> Character in
-                switch scalar {
-                case "A"..."Z", "0"..."9": return Character(scalar)
-                default: return "_"
-                }
-            })
-    }
+    public static func environmentName(_ text: String) -> String { EnvironmentName.of(text) }
 
     /// Runs one attempt and turns how its process ended into the attempt's result (SPEC 5.2).
     public func run(_ request: AttemptRequest) async -> AttemptResult {

@@ -14,21 +14,26 @@ public enum JobFileLoader {
         /// The jobs as read, also when there were errors: what the checks this module cannot
         /// make (plugins) look at, so that every problem is reported at once.
         public var jobsAsRead: Workload
+        /// Every problem, at most ``DiagnosticList/perFile`` of them listed per file.
+        private let problems: DiagnosticList
 
-        init(jobsAsRead: Workload, diagnostics: [Diagnostic], files: [String]) {
+        init(jobsAsRead: Workload, problems: DiagnosticList, files: [String]) {
             // The jobs of one matrix share their places in the file, and so their problems.
             var seen = Set<Diagnostic>()
-            let sorted = diagnostics.sortedByLocation().filter { seen.insert($0).inserted }
+            let sorted = problems.all.sortedByLocation().filter { seen.insert($0).inserted }
             self.workload = sorted.hasErrors ? nil : jobsAsRead
             self.diagnostics = sorted
             self.files = files
             self.jobsAsRead = jobsAsRead
+            self.problems = problems
         }
 
         /// This result with the problems found by a check this module cannot make (plugins);
         /// an error among them takes the workload away.
         public func adding(_ more: [Diagnostic]) -> Result {
-            Result(jobsAsRead: jobsAsRead, diagnostics: diagnostics + more, files: files)
+            var problems = self.problems
+            problems.append(contentsOf: more)
+            return Result(jobsAsRead: jobsAsRead, problems: problems, files: files)
         }
     }
 
@@ -77,7 +82,8 @@ public enum JobFileLoader {
         paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Result {
         let (files, found) = jobFiles(in: paths)
-        var diagnostics = found
+        var diagnostics = DiagnosticList()
+        diagnostics.append(contentsOf: found)
         var parsed: [ParsedFile] = []
         for (index, file) in files.enumerated() {
             if let size = fileSize(file), size > maxFileSize {
@@ -103,10 +109,11 @@ public enum JobFileLoader {
             }
             var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
             parsed.append(parser.parse(text: text))
-            diagnostics.append(contentsOf: parser.diagnostics)
+            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
-        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: files)
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: files)
     }
 
     /// The largest job file loaded: far beyond any hand-written one, small enough that parsing
@@ -122,15 +129,16 @@ public enum JobFileLoader {
         texts: [(path: String, text: String)],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Result {
-        var diagnostics: [Diagnostic] = []
+        var diagnostics = DiagnosticList()
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
             var parser = JobFileParser(path: file.path, fileIndex: index, environment: environment)
             parsed.append(parser.parse(text: file.text))
-            diagnostics.append(contentsOf: parser.diagnostics)
+            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
-        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: texts.map(\.path))
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: texts.map(\.path))
     }
 
     /// The jobs of the parsed files, and the problems of the checks that span files.

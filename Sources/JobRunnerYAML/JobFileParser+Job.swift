@@ -9,10 +9,8 @@ extension JobFileParser {
     mutating func parseJob(_ entry: Entry, defaults: [String: Entry]) -> [ParsedJob] {
         let id = entry.key
         let location = reader.location(entry.keyNode)
-        if !Self.isValidName(id) {
-            reader.error(
-                entry.keyNode,
-                "job id '\(id)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
+        if let problem = Self.nameProblem(id, what: "job id") {
+            reader.error(entry.keyNode, problem)
         }
         guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return [] }
         let own = reader.known(fields, allowed: JobFileKeys.job, in: "job '\(id)'")
@@ -58,6 +56,7 @@ extension JobFileParser {
             } else if !NodeReader.isNull(node) {
                 reader.error(node, "with must be a map of parameter names to values")
             }
+            if keys["run"] != nil { checkParameterNames(node) }
         }
         for source in [defaults["env"], own["env"]].compactMap({ $0 }) {
             guard let entries = reader.entries(source.value, what: "env") else { continue }
@@ -124,6 +123,28 @@ extension JobFileParser {
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
         return expand(parsed, raw: raw, matrix: keys["matrix"])
+    }
+
+    /// A shell job sees each `with:` key as `JOBRUNNER_PARAM_<KEY>`; two keys that give one name
+    /// (`a-b`, `a_b`) would have one silently hide the other.
+    private mutating func checkParameterNames(_ node: Node) {
+        guard case .mapping(let mapping) = node else { return }
+        var seen: [String: String] = [:]
+        for (keyNode, _) in mapping {
+            guard case .scalar(let scalar) = keyNode else { continue }
+            let key = scalar.string
+            let name = "JOBRUNNER_PARAM_" + EnvironmentName.of(key)
+            guard let first = seen[name] else {
+                seen[name] = key
+                continue
+            }
+            if first != key {
+                reader.error(
+                    keyNode,
+                    "with: keys '\(first)' and '\(key)' both become the variable \(name) of this shell job; rename one of them"
+                )
+            }
+        }
     }
 
     private mutating func parseRun(_ node: Node) -> HandlerSpec? {

@@ -4,13 +4,25 @@ import Yams
 
 /// Turns one job file's text into definitions, collecting every problem it finds.
 struct JobFileParser {
-    /// Ids and names: `[A-Za-z0-9_.-]{1,128}` (SPEC 3).
+    /// Ids and names: `[A-Za-z0-9_.-]{1,128}` (SPEC 3), except `.` and `..`.
     static func isValidName(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= 128 else { return false }
+        guard !name.isEmpty, name.utf8.count <= 128, name != ".", name != ".." else { return false }
         return name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x5F || byte == 0x2E || byte == 0x2D
         }
+    }
+
+    /// Why `name` cannot be the id or name of `what` ("job id", "pipeline name"), or nil when
+    /// it can. An id is a directory name under the state directory's `logs/`, so `.` and `..`
+    /// (this directory, its parent) are refused besides what SPEC 3's character set excludes.
+    static func nameProblem(_ name: String, what: String) -> String? {
+        if name == "." || name == ".." {
+            return
+                "\(what) '\(name)' is not allowed: '.' and '..' name directories in file paths (a job's logs are kept under its id); choose another name"
+        }
+        guard !isValidName(name) else { return nil }
+        return "\(what) '\(name)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
     }
 
     var reader: NodeReader
@@ -125,8 +137,24 @@ struct JobFileParser {
 
     var diagnostics: [Diagnostic] { reader.diagnostics }
 
+    /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
+    var problems: DiagnosticList { reader.problems }
+
     static func diagnostic(for error: YamlError, file: String) -> Diagnostic {
         switch error {
+        case .reader(let problem, let offset, _, let yaml):
+            // libyaml names the byte offset of a character YAML does not allow (NUL, ESC, ...);
+            // the place is found again here, where the whole text is at hand.
+            if let found = TextCheck.firstForbiddenCharacter(in: yaml) {
+                return Diagnostic(
+                    at: SourceLocation(file: file, line: found.line, column: found.column),
+                    "the control character \(VisibleText.escaped(String(found.scalar))) is not allowed in a job file; remove it (write it as an escape in a double-quoted string if a value needs it)"
+                )
+            }
+            let place = offset.map { TextCheck.location(ofCharacter: $0, in: yaml) } ?? (line: 1, column: 1)
+            return Diagnostic(
+                at: SourceLocation(file: file, line: place.line, column: place.column),
+                "invalid YAML: \(problem)")
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
             .composer(let context, let problem, let mark, _):
             let place = context.map { " \($0.text)" } ?? ""
@@ -153,11 +181,8 @@ struct JobFileParser {
         guard let entries = reader.entries(node, what: "pipelines") else { return [] }
         var result: [PipelineDefinition] = []
         for entry in entries {
-            guard Self.isValidName(entry.key) else {
-                reader.error(
-                    entry.keyNode,
-                    "pipeline name '\(entry.key)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
-                )
+            if let problem = Self.nameProblem(entry.key, what: "pipeline name") {
+                reader.error(entry.keyNode, problem)
                 continue
             }
             var pipeline = PipelineDefinition(name: entry.key, location: reader.location(entry.keyNode))
@@ -192,10 +217,8 @@ struct JobFileParser {
         guard let entries = reader.entries(node, what: "constraints") else { return [] }
         var result: [(definition: ConstraintDefinition, location: SourceLocation)] = []
         for entry in entries {
-            guard Self.isValidName(entry.key) else {
-                reader.error(
-                    entry.keyNode,
-                    "constraint name '\(entry.key)' may only use letters, digits, '_', '.' and '-'")
+            if let problem = Self.nameProblem(entry.key, what: "constraint name") {
+                reader.error(entry.keyNode, problem)
                 continue
             }
             let what = "constraint '\(entry.key)'"

@@ -13,9 +13,12 @@ struct Entry {
 /// diagnostic at the node's line and column instead of stopping at the first.
 struct NodeReader {
     let file: String
-    private(set) var diagnostics: [Diagnostic] = []
+    /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
+    private(set) var problems = DiagnosticList()
 
     init(file: String) { self.file = file }
+
+    var diagnostics: [Diagnostic] { problems.all }
 
     func location(_ node: Node) -> SourceLocation {
         let mark = node.mark
@@ -23,14 +26,14 @@ struct NodeReader {
     }
 
     mutating func error(_ node: Node, _ message: String) {
-        diagnostics.append(Diagnostic(.error, at: location(node), message))
+        problems.append(Diagnostic(.error, at: location(node), message))
     }
 
     mutating func warning(_ node: Node, _ message: String) {
-        diagnostics.append(Diagnostic(.warning, at: location(node), message))
+        problems.append(Diagnostic(.warning, at: location(node), message))
     }
 
-    mutating func add(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
+    mutating func add(_ diagnostic: Diagnostic) { problems.append(diagnostic) }
 
     // Files are composed with Yams' basic resolver (no regular expression per scalar, which
     // cost most of the load time of large files); plain scalars are typed here instead, by the
@@ -85,8 +88,16 @@ struct NodeReader {
         case .alias: return "an alias"
         case .scalar:
             if isNull(node) { return "nothing (null)" }
-            return "'\(node.scalar?.string ?? "")'"
+            return "'\(Self.shortened(node.scalar?.string ?? ""))'"
         }
+    }
+
+    /// A value as quoted in a message: its first 60 characters, so that one huge value does not
+    /// make a huge message.
+    static func shortened(_ text: String) -> String {
+        guard text.utf8.count > 60 else { return text }
+        let prefix = text.prefix(60)
+        return prefix.count < text.count ? prefix + "…" : text
     }
 
     /// The entries of a mapping, in order; reports non-string and duplicate keys. A merge key

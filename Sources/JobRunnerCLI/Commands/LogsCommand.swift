@@ -52,7 +52,9 @@ struct LogsCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.failed)
         }
         let path =
-            chosen.logPath ?? "\(stateDirectory.logsPath)/\(snapshot.run.id)/\(job)/\(chosen.number).log"
+            chosen.logPath
+            ?? LogLayout.attemptLog(
+                in: stateDirectory.logsPath, runID: snapshot.run.id, jobID: job, attempt: chosen.number)
         var offset: UInt64 = 0
         offset = copy(path: path, from: offset)
         guard follow else { return }

@@ -168,11 +168,13 @@ struct StatusReport {
         }
         lines.append(head)
         let columns = ["JOB", "PIPELINE", "STATE", "ATTEMPTS", "DETAIL"]
+        // Reasons carry what jobs wrote (a skip reason, a malformed output line): escaped, so
+        // that a job cannot retitle or clear the terminal of whoever reads the status.
         let cells = rows.map { row in
             [
                 row.record.jobID, row.record.pipeline, row.state.rawValue, String(row.record.attempts),
                 row.words,
-            ]
+            ].map(VisibleText.escaped)
         }
         var widths = columns.map(\.count)
         for cell in cells {
@@ -217,7 +219,7 @@ struct StatusReport {
                 lines.append("  \(record.jobID): \(last); \(next)")
             }
         }
-        return lines.joined(separator: "\n")
+        return lines.map(VisibleText.escaped).joined(separator: "\n")
     }
 
     /// `status --json` (SPEC 5.11), written out in pieces as it is made: one job per line.

@@ -12,7 +12,9 @@ final class PlainProgress: RunObserver, Sendable {
 
     func record(_ event: RunEvent) {
         guard let line = Self.line(for: event) else { return }
-        writeText(fd, Timestamps.clock(event.time) + " " + line + "\n")
+        // Reasons carry what jobs wrote (a skip reason, a malformed output line): shown with
+        // their control characters escaped, so a job cannot drive the terminal.
+        writeText(fd, Timestamps.clock(event.time) + " " + VisibleText.escaped(line) + "\n")
     }
 
     /// The words for one event, or nil for events that only the events file carries.
@@ -109,12 +111,15 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         board.withLock { board in
             var text = ""
             if board.drawnLines > 0 { text += "\u{1B}[\(board.drawnLines)A\u{1B}[J" }
-            if let line { text += line + "\n" }
+            // Escaped: the line carries what jobs wrote; only the board's own sequences reach
+            // the terminal as such.
+            if let line { text += VisibleText.escaped(line) + "\n" }
             let now = Date()
             var lines: [String] = []
             for job in board.order.prefix(20) {
                 let started = board.running[job] ?? now
-                lines.append("  ● \(job)  \(Timestamps.elapsed(now.timeIntervalSince(started)))")
+                lines.append(
+                    "  ● \(VisibleText.escaped(job))  \(Timestamps.elapsed(now.timeIntervalSince(started)))")
             }
             if board.order.count > 20 { lines.append("  … and \(board.order.count - 20) more") }
             lines.append("  \(board.running.count) running · \(board.done) of \(total) done")

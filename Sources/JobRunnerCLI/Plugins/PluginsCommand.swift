@@ -47,10 +47,12 @@ struct PluginsCommand: ParsableCommand {
                 problems.append("\(entry.name): \(error)")
             }
         }
+        // Names, versions and problems come from the libraries: escaped before they are shown.
+        rows = rows.map { $0.map(VisibleText.escaped) }
         for row in rows { print(Self.format(row, widths: Self.widths(rows))) }
         if !problems.isEmpty {
             print("\nnot loadable:")
-            for problem in problems { print("  \(problem)") }
+            for problem in problems { print("  \(VisibleText.escaped(problem))") }
         }
     }
 

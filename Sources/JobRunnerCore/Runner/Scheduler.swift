@@ -221,7 +221,7 @@ public struct Scheduler {
     }
 
     private func logPath(_ jobID: String, attempt: Int) -> String {
-        "\(options.logDirectory)/\(run.id)/\(jobID)/\(attempt).log"
+        LogLayout.attemptLog(in: options.logDirectory, runID: run.id, jobID: jobID, attempt: attempt)
     }
 
     // MARK: Readiness and starts
