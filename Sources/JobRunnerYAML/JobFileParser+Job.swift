@@ -114,6 +114,14 @@ extension JobFileParser {
         if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") {
             job.enabled = value
         }
+        if let node = keys["allowFailure"]?.value, let value = reader.bool(node, what: "allowFailure") {
+            job.allowFailure = value
+        }
+        if let node = keys["when"]?.value,
+            let value = reader.choice(node, what: "when", as: RunCondition.self)
+        {
+            job.when = value
+        }
         job.pluginLocations = pluginLocations
         return ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,

@@ -47,9 +47,18 @@ struct RunnerSession {
 
     /// Runs; returns the summary already printed. Throws an `ExitCode` for invalid job files (2)
     /// and an unusable state directory (3).
-    func run(serve: Bool, startNew: Bool) async throws -> RunSummary {
+    /// - Parameter only: `run --only`: these jobs and what they need; empty: every job.
+    func run(serve: Bool, startNew: Bool, only: [String] = []) async throws -> RunSummary {
         let jobSet = JobSet.load(options.paths)
-        guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        guard var workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        if !only.isEmpty {
+            switch workload.only(only) {
+            case .success(let subset): workload = subset
+            case .failure(let unknown):
+                printError("jobrunner: --only: \(unknown)")
+                throw ExitCode(ExitStatus.invalid)
+            }
+        }
         let stateDirectory = global.stateDirectory
         let lock: RunnerLock
         let store: LMDBQueueStore
@@ -69,9 +78,11 @@ struct RunnerSession {
         var observers: [any RunObserver] = []
         if let events = options.events { observers.append(try EventsWriter(path: events)) }
         let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
+        let logs = LogTail(directory: stateDirectory.logsPath)
         switch resolvedProgress(fd: progressFD) {
-        case .tty: observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count))
-        case .plain: observers.append(PlainProgress(fd: progressFD))
+        case .tty:
+            observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count, logs: logs))
+        case .plain: observers.append(PlainProgress(fd: progressFD, logs: logs))
         case .none, .auto: break
         }
 
@@ -124,7 +135,7 @@ struct RunnerSession {
             throw ExitCode(ExitStatus.stateUnusable)
         }
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
-        writeText(progressFD, message + "\n")
+        writeText(progressFD, message + "\n" + RunCommand.troubles(summary, state: global.state))
         return summary
     }
 

@@ -32,7 +32,14 @@ struct StatusReport {
         let jobs = snapshot.jobs
         var running: [String: Int] = [:]
         for record in jobs.values where record.state == .running { running[record.pipeline, default: 0] += 1 }
-        let names = Set(jobs.values.map(\.pipeline)).union(snapshot.run.pipelineLimits.keys)
+        // Pipelines the run's jobs use, and declared ones; not the implicit `default` when no
+        // job is in it.
+        var names = Set(jobs.values.map(\.pipeline)).union(snapshot.run.pipelineLimits.keys)
+        if !jobs.values.contains(where: { $0.pipeline == PipelineDefinition.defaultName })
+            && (suspended[PipelineDefinition.defaultName]?.suspended ?? 0) == 0
+        {
+            names.remove(PipelineDefinition.defaultName)
+        }
         pipelines = names.sorted().map { name in
             PipelineRow(
                 name: name,
@@ -40,30 +47,41 @@ struct StatusReport {
                 suspended: suspended[name]?.suspended ?? 0, running: running[name] ?? 0)
         }
         let order = snapshot.run.jobIDs
+        // A run no runner works on does not wait for slots: its open jobs start at the next `run`.
+        let idle = snapshot.run.state == .stopped || (snapshot.run.state == .running && runnerPID == nil)
         rows = order.compactMap { id in
             guard let record = jobs[id] else { return nil }
-            return Self.row(for: record, jobs: jobs, suspended: suspended[record.pipeline]?.suspended ?? 0)
+            return Self.row(
+                for: record, jobs: jobs, suspended: suspended[record.pipeline]?.suspended ?? 0, idle: idle)
         }
     }
 
-    private static func row(for record: JobRecord, jobs: [String: JobRecord], suspended: Int) -> Row {
+    private static func row(for record: JobRecord, jobs: [String: JobRecord], suspended: Int, idle: Bool)
+        -> Row
+    {
         switch record.state {
         case .pending, .waiting:
             let reason = waitingReason(of: record, jobs: jobs, suspended: suspended)
+            if idle && reason == .slot {
+                return Row(
+                    record: record, state: record.state, reason: record.reason,
+                    words: "\(record.state.rawValue); runs at the next `jobrunner run`")
+            }
             return Row(
                 record: record, state: .waiting, reason: .waiting(reason),
                 words: words(for: reason, record: record, jobs: jobs))
         case .running:
-            let since = record.startedAt.map { " since \(Timestamps.clock($0))" } ?? ""
+            let since = record.startedAt.map { " since \(Timestamps.moment($0))" } ?? ""
             return Row(
                 record: record, state: .running, reason: nil, words: "attempt \(record.attempts)\(since)")
         case .succeeded:
             return Row(record: record, state: .succeeded, reason: nil, words: duration(record))
         case .failed:
             let attempts = "\(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
+            let allowed = record.isAllowedFailure ? "failed (allowed): " : ""
             return Row(
                 record: record, state: .failed, reason: record.reason,
-                words: "\(record.reason?.words ?? "failed") after \(attempts)")
+                words: "\(allowed)\(record.reason?.words ?? "failed") after \(attempts)")
         case .skipped, .blocked, .cancelled:
             return Row(
                 record: record, state: record.state, reason: record.reason, words: record.reason?.words ?? "")
@@ -75,7 +93,9 @@ struct StatusReport {
     private static func waitingReason(of record: JobRecord, jobs: [String: JobRecord], suspended: Int)
         -> WaitingReason
     {
-        if let need = record.needs.first(where: { jobs[$0]?.state.satisfiesNeeds != true }) {
+        if let need = record.needs.first(where: { need in
+            jobs[need].map { record.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds } != true
+        }) {
             return .needs(need)
         }
         switch record.waitingReason {
@@ -92,12 +112,12 @@ struct StatusReport {
     private static func words(for reason: WaitingReason, record: JobRecord, jobs: [String: JobRecord])
         -> String
     {
-        let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
+        let since = record.waitingSince.map { " since \(Timestamps.moment($0))" } ?? ""
         switch reason {
         case .needs(let need):
             return "waiting for \(need) (\(jobs[need]?.state.rawValue ?? "unknown"))"
         case .backoff:
-            let next = record.nextAttemptAt.map(Timestamps.clock) ?? "?"
+            let next = record.nextAttemptAt.map { Timestamps.moment($0) } ?? "?"
             let of = record.maxAttempts.map { " of \($0)" } ?? ""
             return "backoff until \(next) (attempt \(record.attempts + 1)\(of))"
         case .constraint(let name):
@@ -124,8 +144,8 @@ struct StatusReport {
     func table() -> String {
         let run = snapshot.run
         var lines: [String] = []
-        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.clock(run.startedAt))"
-        if let finished = run.finishedAt { head += "  finished \(Timestamps.clock(finished))" }
+        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.moment(run.startedAt))"
+        if let finished = run.finishedAt { head += "  finished \(Timestamps.moment(finished))" }
         if let runnerPID {
             head += "  (runner pid \(runnerPID))"
         } else if run.state == .running {
@@ -163,7 +183,7 @@ struct StatusReport {
                 let last =
                     record.lastResult.map { "last \($0.rawValue) (run \(record.lastRunID ?? "?"))" }
                     ?? "no occurrence finished yet"
-                let next = record.nextDue.map { "next due \(Timestamps.clock($0))" } ?? "no next date"
+                let next = record.nextDue.map { "next due \(Timestamps.moment($0))" } ?? "no next date"
                 lines.append("  \(record.jobID): \(last); \(next)")
             }
         }

@@ -44,6 +44,11 @@ public struct RunSummary: Sendable, Hashable {
     public var counts: [JobState: Int]
     /// How many periodic occurrences this runner ran (or found blocked) ended failed.
     public var failedOccurrences: Int = 0
+    /// The jobs that ended badly (``Scheduler/troubledJobs``), in load order.
+    public var troubled: [JobRecord] = []
+
+    /// How many jobs failed with `allowFailure`.
+    public var allowedFailures: Int { troubled.filter(\.isAllowedFailure).count }
 }
 
 /// Runs a workload to the end: a pump between the ``Scheduler``, which decides, the
@@ -164,7 +169,8 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: opened.resumed,
-            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences)
+            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences,
+            troubled: main.troubledJobs)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only

@@ -63,11 +63,14 @@ public struct Scheduler {
             // Written only when they differ: a write would copy the whole table, which the
             // caller still holds.
             if record.needs != job.needs || record.maxAttempts != job.retry.attempts
-                || record.pipeline != job.pipeline
+                || record.pipeline != job.pipeline || record.allowFailure != job.allowFailure
+                || record.when != job.when
             {
                 record.needs = job.needs
                 record.maxAttempts = job.retry.attempts
                 record.pipeline = job.pipeline
+                record.allowFailure = job.allowFailure
+                record.when = job.when
                 self.jobs[job.id] = record
             }
             if record.state.isFinal {
@@ -75,7 +78,11 @@ public struct Scheduler {
                 continue
             }
             lanes.opened(job)
-            unmetNeeds[job.id] = job.needs.filter { jobs[$0]?.state.satisfiesNeeds != true }.count
+            unmetNeeds[job.id] =
+                job.needs.filter { need in
+                    jobs[need].map { job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds }
+                        != true
+                }.count
             if record.state == .running {
                 lanes.attemptStarted(job)
                 self.attempts[job.id] =
@@ -88,13 +95,11 @@ public struct Scheduler {
         for job in plan.jobs {
             guard let record = self.jobs[job.id], !record.state.isFinal else { continue }
             // A need that ended badly while no runner was there to block this job.
-            if let failedNeed = job.needs.first(where: { need in
-                self.jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-            }) {
+            if let failedNeed = blockingNeed(of: job) {
                 block([(job.id, failedNeed)], now: now)
                 continue
             }
-            makeReadyIfDue(job)
+            makeReadyIfDue(job, now: now)
         }
     }
 
@@ -120,6 +125,12 @@ public struct Scheduler {
 
     /// The running attempt of a job.
     public func runningAttempt(_ id: String) -> AttemptRecord? { attempts[id] }
+
+    /// The jobs that ended badly, in load order: failed (also with `allowFailure`), blocked or
+    /// cancelled; what a run's closing summary names.
+    public var troubledJobs: [JobRecord] {
+        plan.jobs.compactMap { jobs[$0.id] }.filter { [.failed, .blocked, .cancelled].contains($0.state) }
+    }
 
     /// How many jobs are in each state.
     public var counts: [JobState: Int] {
@@ -188,10 +199,7 @@ public struct Scheduler {
     /// its `run-finished` event.
     public mutating func close(now: Date) -> Decision {
         if isFinished {
-            let counts = self.counts
-            let failed =
-                counts[.failed, default: 0] + counts[.blocked, default: 0] + counts[.cancelled, default: 0]
-            run.state = failed > 0 ? .failed : .succeeded
+            run.state = jobs.values.contains(where: \.failsRun) ? .failed : .succeeded
             run.finishedAt = now
         } else {
             run.state = .stopped
@@ -226,10 +234,20 @@ public struct Scheduler {
 
     // MARK: Readiness and starts
 
-    private mutating func makeReadyIfDue(_ job: RunPlan.Job) {
-        guard let record = jobs[job.id], !record.state.isFinal, record.state != .running,
+    private mutating func makeReadyIfDue(_ job: RunPlan.Job, now: Date) {
+        guard var record = jobs[job.id], !record.state.isFinal, record.state != .running,
             unmetNeeds[job.id, default: 0] == 0, !lanes.isDelayed(job.id)
         else { return }
+        if job.when == .failure, !job.needs.contains(where: { jobs[$0]?.failsRun == true }) {
+            // A cleanup or notification job with nothing to clean up after (SPEC 3, `when`).
+            record.state = .skipped
+            record.reason = .ended(.noNeedFailed)
+            record.finishedAt = now
+            commitFinal(record, job: job)
+            emit(RunEvent(time: now, run: run.id, job: job.id, kind: .skipped, reason: record.reason?.words))
+            releaseDependents(of: job.id, now: now)
+            return
+        }
         if record.state == .waiting, record.waitingReason == .backoff, let due = record.nextAttemptAt {
             lanes.delay(job, until: due)
             return
@@ -389,7 +407,7 @@ public struct Scheduler {
                 RunEvent(
                     time: now, run: run.id, job: jobID, attempt: number,
                     kind: result.outcome == .succeeded ? .succeeded : .skipped, reason: record.reason?.words))
-            releaseDependents(of: jobID)
+            releaseDependents(of: jobID, now: now)
         case .interrupted:
             record.uncountedAttempts += 1
             record.state = .waiting
@@ -470,7 +488,7 @@ public struct Scheduler {
             record.reason = .ended(reason)
             record.finishedAt = now
             commitFinal(record, job: job)
-            blockDependents(of: job.id, now: now)
+            settleDependents(of: record, now: now)
         }
     }
 
@@ -482,11 +500,30 @@ public struct Scheduler {
         lanes.closed(job)
     }
 
-    private mutating func releaseDependents(of id: String) {
-        for dependent in plan.dependents[id] ?? [] {
-            unmetNeeds[dependent, default: 1] -= 1
-            if unmetNeeds[dependent] == 0, let job = plan.job(dependent) { makeReadyIfDue(job) }
+    /// A job ended as a failure: with `allowFailure` its dependents go on, else they are blocked.
+    private mutating func settleDependents(of record: JobRecord, now: Date) {
+        if record.satisfiesNeeds {
+            releaseDependents(of: record.jobID, now: now)
+        } else {
+            blockDependents(of: record.jobID, now: now)
         }
+    }
+
+    /// A job ended in a way that lets its dependents go on: each waits for one need less.
+    private mutating func releaseDependents(of id: String, now: Date) {
+        for dependent in plan.dependents[id] ?? [] { releaseNeed(of: dependent, now: now) }
+    }
+
+    private mutating func releaseNeed(of dependent: String, now: Date) {
+        unmetNeeds[dependent, default: 1] -= 1
+        if unmetNeeds[dependent] == 0, let job = plan.job(dependent) { makeReadyIfDue(job, now: now) }
+    }
+
+    /// The first of a job's needs whose end blocks it: a need that failed, was blocked or was
+    /// cancelled, unless the job runs `when: failure` or `always`.
+    private func blockingNeed(of job: RunPlan.Job) -> String? {
+        guard !job.when.waitsForFinalNeeds else { return nil }
+        return job.needs.first { need in jobs[need].map { $0.state.isFinal && !$0.satisfiesNeeds } ?? false }
     }
 
     private mutating func blockDependents(of id: String, now: Date) {
@@ -501,6 +538,11 @@ public struct Scheduler {
             guard var record = jobs[id], !record.state.isFinal, record.state != .running,
                 let job = plan.job(id)
             else { continue }
+            if job.when.waitsForFinalNeeds {
+                // `when: failure` or `always`: a need that ended badly is one need less to wait for.
+                releaseNeed(of: id, now: now)
+                continue
+            }
             record.state = .blocked
             record.reason = .ended(.blockedBy(need))
             record.finishedAt = now
@@ -544,14 +586,14 @@ public struct Scheduler {
                     RunEvent(
                         time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .failed,
                         reason: record.reason?.words))
-                blockDependents(of: job.id, now: now)
+                settleDependents(of: record, now: now)
                 continue
             }
             record.uncountedAttempts += 1
             record.state = .waiting
             record.reason = .waiting(.interrupted)
             put(record)
-            makeReadyIfDue(job)
+            makeReadyIfDue(job, now: now)
         }
     }
 
@@ -586,9 +628,7 @@ public struct Scheduler {
             return .applied("\(id) skipped; the jobs it blocked may go on")
         case (.retry, .blocked):
             // Another chance would block it again at once while a need still stands in the way.
-            if let need = job.needs.first(where: { need in
-                jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-            }) {
+            if let need = blockingNeed(of: job) {
                 return .refused(
                     "\(id) is blocked by \(need), which is \(jobs[need]?.state.rawValue ?? "unknown"); retry \(need) instead"
                 )
@@ -623,7 +663,7 @@ public struct Scheduler {
         if kind == .cancel {
             blockDependents(of: job.id, now: now)
         } else {
-            releaseDependents(of: job.id)
+            releaseDependents(of: job.id, now: now)
         }
     }
 
@@ -659,13 +699,15 @@ public struct Scheduler {
         }
         for id in ids {
             guard let job = plan.job(id), jobs[id]?.state == .pending else { continue }
-            unmetNeeds[id] = job.needs.filter { jobs[$0]?.state.satisfiesNeeds != true }.count
-            if let failedNeed = job.needs.first(where: { need in
-                jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-            }) {
+            unmetNeeds[id] =
+                job.needs.filter { need in
+                    jobs[need].map { job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds }
+                        != true
+                }.count
+            if let failedNeed = blockingNeed(of: job) {
                 block([(id, failedNeed)], now: now)
             } else {
-                makeReadyIfDue(job)
+                makeReadyIfDue(job, now: now)
             }
         }
     }
