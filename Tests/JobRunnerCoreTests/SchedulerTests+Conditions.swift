@@ -101,3 +101,31 @@ import Testing
         #expect(RunPlan(stored: snapshot).job("notify")?.when == .failure)
     }
 }
+
+/// A run that only a suspended pipeline holds back says so (issue 12, item 8).
+@Suite struct SchedulerStallTests {
+    @Test func aRunHeldBackBySuspensionSaysSoAtOnceAndEveryThirtySeconds() {
+        let ci = PipelineDefinition(name: "ci")
+        var driver = SchedulerDriver(
+            [planJob("a", pipeline: "ci"), planJob("b", pipeline: "ci")], pipelines: [ci],
+            suspended: ["ci": 1])
+        #expect(driver.events.contains("waiting ci"))
+        #expect(driver.last.events.first { $0.kind == .waiting }?.reason == "suspended")
+        #expect(driver.scheduler.nextWakeDate == driver.now.addingTimeInterval(30))
+        driver.advance(29)
+        #expect(!driver.events.contains("waiting ci"))
+        driver.advance(1)
+        #expect(driver.events.contains("waiting ci"))
+        driver.send(.suspensions(["ci": 0]))
+        #expect(driver.started == ["a", "b"])
+        #expect(driver.scheduler.nextWakeDate == nil)
+    }
+
+    @Test func aRunWithOtherWorkSaysNothing() {
+        let ci = PipelineDefinition(name: "ci")
+        let driver = SchedulerDriver(
+            [planJob("a", pipeline: "ci"), planJob("b")], pipelines: [ci], suspended: ["ci": 1])
+        #expect(driver.started == ["b"])
+        #expect(!driver.events.contains("waiting ci"))
+    }
+}

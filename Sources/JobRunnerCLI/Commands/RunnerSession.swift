@@ -92,14 +92,16 @@ struct RunnerSession {
 
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
+        var runnerOptions = RunnerOptions(
+            maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
+            runnerPID: getpid(), serve: serve)
+        runnerOptions.storedLogDirectory = StateDirectory.logsFolder
         let runner = Runner(
             workload: workload, store: store, handler: handlers,
             observer: ObserverList(observers),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: ShellConstraints(),
-            options: RunnerOptions(
-                maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
-                runnerPID: getpid(), serve: serve),
+            options: runnerOptions,
             logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
         let reloader =
             serve ? Reloader(paths: options.paths, files: jobSet.result.files, runner: runner) : nil

@@ -30,6 +30,11 @@ final class PlainProgress: RunObserver, Sendable {
         let attempt = event.attempt.map { " (attempt \($0))" } ?? ""
         func pad(_ word: String) -> String { word + String(repeating: " ", count: max(0, 12 - word.count)) }
         switch event.kind {
+        case .waiting where event.job == nil:
+            // The run cannot go on: only a suspended pipeline holds it back.
+            let pipeline = event.pipeline ?? ""
+            return pad("waiting") + "pipeline \(pipeline) is suspended and nothing else can run; "
+                + "`jobrunner resume \(pipeline)` lets it go on"
         case .queued, .output, .waiting, .runFinished: return nil
         case .started: return pad("started") + job + attempt
         case .succeeded: return pad("succeeded") + job + attempt
@@ -91,7 +96,13 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
 
     func record(_ event: RunEvent) {
         guard let job = event.job else {
-            if event.kind == .runFinished { finish() }
+            if event.kind == .runFinished {
+                finish()
+            } else if [.waiting, .suspended, .resumed].contains(event.kind),
+                let line = PlainProgress.line(for: event)
+            {
+                redraw(above: line)
+            }
             return
         }
         var line: String?

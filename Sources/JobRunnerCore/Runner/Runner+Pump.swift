@@ -418,11 +418,15 @@ extension Runner {
                     }
                 case .satisfy(let runID, let name):
                     let constraint = workload.constraints[name]
+                    let logDirectory = runner.options.logDirectory
                     let constraintRunner = runner.constraintRunner
                     sideTask(runID: runID) {
                         var outcome = SatisfyOutcome.satisfied
                         if let constraintRunner, let constraint {
-                            outcome = await constraintRunner.satisfy(constraint)
+                            outcome = await constraintRunner.satisfy(
+                                constraint,
+                                logPath:
+                                    "\(logDirectory)/\(runID)/\(Scheduler.constraintLogFolder)/\(name).log")
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }

@@ -9,6 +9,8 @@ public struct RunnerOptions: Sendable {
     public var startNewRun: Bool
     /// Where attempt logs go: `<logDirectory>/<run>/<job>/<attempt>.log`.
     public var logDirectory: String
+    /// `logDirectory` as attempt records store it (relative to the state directory); nil: as is.
+    public var storedLogDirectory: String?
     /// Recorded in the run, so `status` can say which process works on it.
     public var runnerPID: Int32
     /// How often the runner looks at the store for operator requests and suspensions when
@@ -207,6 +209,8 @@ public final class Runner: Sendable {
 
     /// The scheduler's settings for the runs of this runner.
     var schedulerOptions: SchedulerOptions {
-        SchedulerOptions(maxRunning: options.maxRunning, logDirectory: options.logDirectory)
+        SchedulerOptions(
+            maxRunning: options.maxRunning, logDirectory: options.logDirectory,
+            storedLogDirectory: options.storedLogDirectory)
     }
 }

@@ -14,6 +14,13 @@ public struct Scheduler {
     /// starting it again (SPEC 5.9).
     public static let crashLoopLimit = 3
 
+    /// The folder of a run's log directory that keeps constraints' `satisfy` output, one file
+    /// per constraint: `<logs>/<run>/.constraints/<name>.log`.
+    public static let constraintLogFolder = ".constraints"
+
+    /// How often a run that only suspended pipelines hold back says so again.
+    public static let stallNoticeInterval: TimeInterval = 30
+
     private let plan: RunPlan
     private let options: SchedulerOptions
     /// The run as stored.
@@ -37,6 +44,8 @@ public struct Scheduler {
     private var random: AnyRandomSource
     /// What the input being handled decided so far.
     private var decision = Decision()
+    /// While the run cannot go on because of suspended pipelines: when it says so again.
+    private var stallNoticeDue: Date?
 
     /// A scheduler for stored records. Running jobs keep their attempt running until it ends
     /// (or `runnerDied` says it never will).
@@ -115,7 +124,9 @@ public struct Scheduler {
     public var runningCount: Int { lanes.runningCount }
 
     /// When the next held-back job becomes due: the runner sends a `tick` then.
-    public var nextWakeDate: Date? { stopping ? nil : lanes.nextDueDate }
+    public var nextWakeDate: Date? {
+        stopping ? nil : [lanes.nextDueDate, stallNoticeDue].compactMap { $0 }.min()
+    }
 
     /// A job's record.
     public func record(_ id: String) -> JobRecord? { jobs[id] }
@@ -153,8 +164,31 @@ public struct Scheduler {
         if !stopping {
             lanes.releaseDue(now: now)
             startReadyJobs(now: now)
+            noticeStall(now: now)
         }
         return takeDecision()
+    }
+
+    /// A run that nothing but suspended pipelines holds back (nothing runs, nothing is due
+    /// later) says so at once and every ``stallNoticeInterval``: a `waiting` event for the
+    /// pipeline with reason `suspended`.
+    private mutating func noticeStall(now: Date) {
+        let stalled =
+            isIdle && !isFinished && lanes.nextDueDate == nil
+            ? Set(lanes.readyJobs.compactMap { plan.job($0)?.pipeline }.filter { lanes.isSuspended($0) })
+            : []
+        guard !stalled.isEmpty else {
+            stallNoticeDue = nil
+            return
+        }
+        if let due = stallNoticeDue, now < due { return }
+        for name in stalled.sorted() {
+            emit(
+                RunEvent(
+                    time: now, run: run.id, kind: .waiting, reason: WaitingReason.suspended.words,
+                    pipeline: name))
+        }
+        stallNoticeDue = now.addingTimeInterval(Self.stallNoticeInterval)
     }
 
     private mutating func take(_ input: SchedulerInput, now: Date) {
@@ -228,8 +262,19 @@ public struct Scheduler {
         decision.changes.append(.putJob(runID: run.id, record))
     }
 
+    /// Where an attempt's log is, as stored: under ``SchedulerOptions/storedLogDirectory``.
     private func logPath(_ jobID: String, attempt: Int) -> String {
+        "\(options.storedLogDirectory)/\(run.id)/\(jobID)/\(attempt).log"
+    }
+
+    /// Where an attempt's handler writes its log.
+    private func writtenLogPath(_ jobID: String, attempt: Int) -> String {
         "\(options.logDirectory)/\(run.id)/\(jobID)/\(attempt).log"
+    }
+
+    /// Where the output of a constraint's last `satisfy` in this run is kept, as stored.
+    private func satisfyLogPath(_ constraint: String) -> String {
+        "\(options.storedLogDirectory)/\(run.id)/\(Self.constraintLogFolder)/\(constraint).log"
     }
 
     // MARK: Readiness and starts
@@ -327,7 +372,8 @@ public struct Scheduler {
         decision.effects.append(
             .startAttempt(
                 AttemptOrder(
-                    runID: run.id, jobID: job.id, attempt: record.attempts, logPath: attempt.logPath ?? "",
+                    runID: run.id, jobID: job.id, attempt: record.attempts,
+                    logPath: writtenLogPath(job.id, attempt: record.attempts),
                     neededOutputs: needed)))
     }
 
@@ -760,7 +806,7 @@ public struct Scheduler {
                         AttemptRecord(
                             jobID: jobID, number: record.attempts, outcome: .failed, startedAt: now,
                             finishedAt: now,
-                            reason: reason.words)))
+                            reason: reason.words, logPath: satisfyLogPath(name))))
                 emit(
                     RunEvent(
                         time: now, run: run.id, job: jobID, attempt: record.attempts, kind: .failed,
