@@ -209,6 +209,14 @@ import Testing
         #expect(run.status == 0)
         #expect(run.stdout.contains("retrying    t in 1.05s"), "\(run.stdout)")
 
+        let plugins = try workspace.run("plugins", "jobs")
+        let pluginLines = plugins.stdout.split(separator: "\n").map(String.init)
+        #expect(pluginLines.contains { $0.hasPrefix("noop ") }, "the example plugins are listed")
+        #expect(!pluginLines.contains { $0.hasPrefix("testkit ") || $0.contains("badabi") })
+        #expect(
+            pluginLines.last
+                == "(3 plugins of jobrunner's own tests beside the executable not shown; --all shows them)")
+
         let usage = try workspace.run("retyr")
         #expect(usage.status == 2)
         #expect(usage.stderr.hasPrefix("jobrunner: "), "one error prefix: \(usage.stderr)")
