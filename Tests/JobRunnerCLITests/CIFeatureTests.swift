@@ -34,6 +34,20 @@ import Testing
             "a blocked job points at the log of the job that blocked it")
     }
 
+    @Test func theBoardShowsTheEndsOfFailedLogsWhenTheRunEndsAndMarksSkippedJobsApart() throws {
+        let workspace = try Workspace(files: [
+            "ci.yaml": Self.failing
+                + "\n  notify:\n    needs: [deploy]\n    when: failure\n    run: echo notified\n"
+                + "  off:\n    enabled: false\n    run: echo\n"
+        ])
+        let run = try workspace.run("run", "jobs", "--progress", "tty")
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("○ off skipped: disabled"))
+        #expect(!run.stdout.contains("✓ off"))
+        #expect(run.stdout.contains("✗ unit-test (attempt 1), its log's end:\n    │ assertion line 6\n"))
+        #expect(run.stdout.contains("    │ assertion line 25\n"))
+    }
+
     static let optional = """
         jobs:
           lint:
