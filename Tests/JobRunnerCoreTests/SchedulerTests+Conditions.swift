@@ -129,3 +129,21 @@ import Testing
         #expect(!driver.events.contains("waiting ci"))
     }
 }
+
+extension SchedulerConditionTests {
+    @Test func aRetriedNeedHoldsBackAnAlwaysJobThatHasNotStartedAgain() {
+        var driver = SchedulerDriver(
+            [
+                RunPlan.Job(id: "a"), RunPlan.Job(id: "b"),
+                RunPlan.Job(id: "cleanup", needs: ["a", "b"], when: .always),
+            ])
+        driver.fail("a")
+        #expect(driver.started.isEmpty, "cleanup still waits for b")
+        _ = driver.request(.retry, "a")
+        #expect(driver.started == ["a"])
+        driver.succeed("b")
+        #expect(driver.started.isEmpty, "a runs again: cleanup waits for it")
+        driver.succeed("a")
+        #expect(driver.started == ["cleanup"])
+    }
+}

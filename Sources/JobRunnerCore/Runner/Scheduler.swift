@@ -743,6 +743,19 @@ public struct Scheduler {
             lanes.opened(job)
             emit(RunEvent(time: now, run: run.id, job: id, kind: .queued))
         }
+        // A `when: failure|always` job not started yet counted these needs as met when they
+        // ended; they are open again, so it waits for them again.
+        let reopened = Set(ids)
+        for id in ids {
+            for dependent in plan.dependents[id] ?? [] where !reopened.contains(dependent) {
+                guard let job = plan.job(dependent), job.when.waitsForFinalNeeds,
+                    let record = jobs[dependent],
+                    !record.state.isFinal, record.state != .running
+                else { continue }
+                unmetNeeds[dependent, default: 0] += 1
+                lanes.unready(job)
+            }
+        }
         for id in ids {
             guard let job = plan.job(id), jobs[id]?.state == .pending else { continue }
             unmetNeeds[id] =
