@@ -121,6 +121,13 @@ extension JobFileParser {
             let value = reader.choice(node, what: "when", as: RunCondition.self)
         {
             job.when = value
+            // An occurrence's needs are judged before it starts: only success is judged there.
+            if value != .success && job.schedule != nil {
+                reader.error(
+                    node,
+                    "when: \(value.rawValue) applies to one-shot jobs; job '\(id)' is periodic (every/cron), and its occurrences run only when their needs succeeded"
+                )
+            }
         }
         job.pluginLocations = pluginLocations
         return ParsedJob(

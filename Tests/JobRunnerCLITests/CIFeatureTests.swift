@@ -95,6 +95,7 @@ import Testing
     @Test func aBadWhenIsAValidationErrorAtItsLine() throws {
         let workspace = try Workspace(files: [
             "a.yaml": "jobs:\n  a:\n    run: echo\n    when: sometimes\n    allowFailure: maybe\n"
+                + "  tick:\n    every: 1h\n    run: echo\n    when: always\n"
         ])
         let result = try workspace.run("validate", workspace.jobs)
         #expect(result.status == 2)
@@ -102,6 +103,9 @@ import Testing
             result.stderr.contains(
                 "a.yaml:4:11: error: when must be one of success, failure, always, not 'sometimes'"))
         #expect(result.stderr.contains("a.yaml:5:19: error: allowFailure"))
+        #expect(
+            result.stderr.contains(
+                "a.yaml:9:11: error: when: always applies to one-shot jobs; job 'tick' is periodic"))
     }
 
     static let graph = """

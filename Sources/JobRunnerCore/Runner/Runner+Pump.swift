@@ -284,12 +284,12 @@ extension Runner {
                         return Decision()
                     }
                     if last != .succeeded { return blocked(occurrence, by: need, now: now) }
-                } else if let state = main.record(need)?.state {
-                    if !state.isFinal {
+                } else if let record = main.record(need) {
+                    if !record.state.isFinal {
                         waiting.append(occurrence)
                         return Decision()
                     }
-                    if !state.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
+                    if !record.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
                 }
             }
             return materialize(occurrence, now: now)
