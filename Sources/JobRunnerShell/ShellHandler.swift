@@ -148,12 +148,18 @@ extension HandlerSpec {
 }
 
 /// Directories already made, so each run's directory is created once, not once per attempt.
+/// Forgotten past a bound: under `serve` each occurrence is a run with a directory of its own,
+/// and a set of every one would grow for as long as the server lives.
 private final class KnownDirectories: Sendable {
+    private static let limit = 1_024
     private let made = Mutex<Set<String>>([])
 
     func ensure(_ path: String) throws {
         if made.withLock({ $0.contains(path) }) { return }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        made.withLock { _ = $0.insert(path) }
+        made.withLock {
+            if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
+            $0.insert(path)
+        }
     }
 }

@@ -42,14 +42,18 @@ extension Runner {
         /// Occurrences of this runner's life that failed (blocked included): `run` exits 1.
         private(set) var failedOccurrences = 0
         private var lastPrune = Date.distantPast
+        /// The finished runs retention chooses from, read once and kept up to date as runs end.
+        private var finishedRuns: FinishedRuns
 
         private struct AttemptKey: Hashable {
             let runID: String
             let jobID: String
         }
 
-        init(runner: Runner, main: Scheduler, timetable: Timetable, online: Bool) {
+        init(runner: Runner, main: Scheduler, timetable: Timetable, online: Bool, finishedRuns: FinishedRuns)
+        {
             self.runner = runner
+            self.finishedRuns = finishedRuns
             self.main = main
             self.timetable = timetable
             self.workload = runner.workload
@@ -97,6 +101,9 @@ extension Runner {
                 {
                     attemptTasks[AttemptKey(runID: runID, jobID: jobID)] = nil
                 }
+                take([input], in: runID)
+            case .sideTaskEnded(let id, let runID, let input):
+                sideTasks[id] = nil
                 take([input], in: runID)
             case .broadcast(let input):
                 if case .connectivity(let value) = input { online = value }
@@ -209,15 +216,11 @@ extension Runner {
         /// left alone for months keeps a bounded store.
         private func prune(now: Date) -> Decision {
             var decision = Decision()
-            do {
-                let keeping = Set([main.run.id] + occurrenceRuns.keys)
-                let ids = workload.retention.runsToPrune(try runner.store.runs(), now: now, keeping: keeping)
-                guard !ids.isEmpty else { return decision }
-                decision.changes = ids.map { StoreChange.deleteRun($0) }
-                decision.effects = [.removeLogs(runIDs: ids)]
-            } catch {
-                runner.logger.warning("cannot read the runs to prune", metadata: ["error": "\(error)"])
-            }
+            let keeping = Set([main.run.id] + occurrenceRuns.keys)
+            let ids = finishedRuns.prune(workload.retention, now: now, keeping: keeping)
+            guard !ids.isEmpty else { return decision }
+            decision.changes = ids.map { StoreChange.deleteRun($0) }
+            decision.effects = [.removeLogs(runIDs: ids)]
             return decision
         }
 
@@ -359,6 +362,7 @@ extension Runner {
                     "\(answer.request.kind.rawValue) \(answer.request.jobID): \(answer.result)")
             }
             guard storeFailure == nil, !decision.changes.isEmpty || !decision.effects.isEmpty else { return }
+            finishedRuns.note(decision.changes)
             inFlight += 1
             let mailbox = runner.mailbox
             let effects = decision.effects
@@ -481,9 +485,8 @@ extension Runner {
             nextSideTask += 1
             let mailbox = runner.mailbox
             sideTasks[id] = Task {
-                mailbox.yield(.input(run: runID, await body()))
+                mailbox.yield(.sideTaskEnded(id, run: runID, await body()))
             }
-            // Finished side tasks are dropped when the run ends; a run has few of them.
         }
 
         /// Suspensions and operator requests as the store holds them now.

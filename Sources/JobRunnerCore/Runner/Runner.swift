@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Options of one `run`.
 public struct RunnerOptions: Sendable {
@@ -64,6 +65,8 @@ public final class Runner: Sendable {
     enum Message: Sendable {
         /// An input for the scheduler of one run.
         case input(run: String, SchedulerInput)
+        /// A constraint command's result, from the side task with this number.
+        case sideTaskEnded(Int, run: String, SchedulerInput)
         /// An input for every run's scheduler (connectivity).
         case broadcast(SchedulerInput)
         case durable(Result<Void, StoreError>, [Effect])
@@ -89,6 +92,9 @@ public final class Runner: Sendable {
     private let randomSeed: UInt64?
     let messages: AsyncStream<Message>
     let mailbox: AsyncStream<Message>.Continuation
+    /// The signal of a stop request (0: none), looked at before each message: a stop must not
+    /// wait behind thousands of queued messages (a burst of occurrences ending, say).
+    private let stopRequest = Atomic<Int32>(0)
 
     /// - Parameters:
     ///   - randomSeed: a seed for backoff jitter; nil uses the system's generator.
@@ -121,6 +127,7 @@ public final class Runner: Sendable {
     /// Asks the runner to stop cleanly: no new attempts, running ones are ended and recorded
     /// `interrupted`. Safe to call from any thread, any number of times.
     public func requestStop(signal: Int32) {
+        _ = stopRequest.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
         mailbox.yield(.stop(signal))
     }
 
@@ -152,12 +159,16 @@ public final class Runner: Sendable {
             "\(opened.resumed ? "resuming" : "starting") run",
             metadata: ["run": "\(opened.scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
         let timetable = Timetable(jobs: periodic, records: try store.schedules())
-        let pump = Pump(runner: self, main: opened.scheduler, timetable: timetable, online: known.isEmpty)
+        let pump = Pump(
+            runner: self, main: opened.scheduler, timetable: timetable, online: known.isEmpty,
+            finishedRuns: FinishedRuns(try store.runs()))
         let background = startBackgroundTasks()
         defer { for task in background { task.cancel() } }
         pump.start(opening: opened.decision, unfinished: opened.unfinishedOccurrences)
         if !pump.isDone {
             for await message in messages {
+                let stop = stopRequest.load(ordering: .relaxed)
+                if stop != 0 && pump.stopSignal == nil { pump.receive(.stop(stop)) }
                 pump.receive(message)
                 if pump.isDone { break }
             }
