@@ -19,7 +19,8 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
-            PluginsCommand.self, NextCommand.self, PluginCallCommand.self,
+            PluginsCommand.self, NextCommand.self, PluginCallCommand.self, WaitCommand.self,
+            VersionCommand.self,
         ]
     )
 
@@ -31,20 +32,40 @@ public struct JobRunnerCommand: AsyncParsableCommand {
         // A reader of `--events -` or of the progress lines that goes away (`| head`) must not
         // kill a runner with SIGPIPE mid-run: writes to it fail instead, and the run goes on.
         signal(SIGPIPE, SIG_IGN)
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot(arguments)
+            command = try parseAsRoot(arguments)
+        } catch {
+            exitReporting(error, usage: true)
+        }
+        do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                printError(fullMessage(for: error))
-                Foundation.exit(ExitStatus.invalid)
-            }
-            exit(withError: error)
+            // A command's own error has no usage to show: the command line was fine.
+            exitReporting(error, usage: false)
         }
+    }
+
+    /// Prints an error with the one prefix every message of the command line has
+    /// (`jobrunner: `), and exits with its status: usage errors 2 (SPEC 4), not ArgumentParser's 64.
+    private static func exitReporting(_ error: any Error, usage: Bool) -> Never {
+        let code = exitCode(for: error)
+        if code == .validationFailure {
+            var text = usage ? fullMessage(for: error) : message(for: error)
+            if text.hasPrefix("Error: ") { text = "jobrunner: " + text.dropFirst("Error: ".count) }
+            printError(text.hasPrefix("jobrunner: ") ? text : "jobrunner: " + text)
+            Foundation.exit(ExitStatus.invalid)
+        }
+        if code != .success, error as? ExitCode == nil, error as? CleanExit == nil {
+            let text = message(for: error)
+            if !text.isEmpty { printError("jobrunner: " + text) }
+            Foundation.exit(code.rawValue)
+        }
+        exit(withError: error)
     }
 }
 

@@ -52,6 +52,8 @@ extension RecordJSON {
         var finishedAt: Date?
         var nextAttemptAt: Date?
         var waitingSince: Date?
+        var allowFailure = false
+        var when = RunCondition.success
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         var first = true
         while !reader.take(UInt8(ascii: "}")) {
@@ -78,6 +80,12 @@ extension RecordJSON {
             case "finishedAt": finishedAt = reader.date()
             case "nextAttemptAt": nextAttemptAt = reader.date()
             case "waitingSince": waitingSince = reader.date()
+            case "allowFailure":
+                guard let value = reader.bool() else { return nil }
+                allowFailure = value
+            case "when":
+                guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return nil }
+                when = value
             default:
                 return nil
             }
@@ -92,6 +100,8 @@ extension RecordJSON {
             firstStartedAt: firstStartedAt, startedAt: startedAt, finishedAt: finishedAt,
             nextAttemptAt: nextAttemptAt)
         record.waitingSince = waitingSince
+        record.allowFailure = allowFailure
+        record.when = when
         return record
     }
 }
@@ -130,6 +140,21 @@ private struct FlatJSONReader {
         else { return false }
         index += 4
         return true
+    }
+
+    /// `true` or `false`.
+    mutating func bool() -> Bool? {
+        skipSpace()
+        for (word, value) in [("true", true), ("false", false)] {
+            let letters = Array(word.utf8)
+            if bytes.count - index >= letters.count,
+                letters.indices.allSatisfy({ bytes[index + $0] == letters[$0] })
+            {
+                index += letters.count
+                return value
+            }
+        }
+        return fail()
     }
 
     private mutating func fail<Value>() -> Value? {

@@ -15,7 +15,22 @@ public struct StateDirectory: Sendable {
     }
 
     public var databasePath: String { path + "/db" }
-    public var logsPath: String { path + "/logs" }
+    public var logsPath: String { path + "/" + Self.logsFolder }
+    /// The folder of attempt logs, relative to the state directory, as attempt records store it.
+    public static let logsFolder = "logs"
+
+    /// An attempt log's path as stored, made usable: a relative one is under this directory; an
+    /// absolute one (stored by earlier versions) is taken as is while it exists, else looked for
+    /// at the same place under this directory's `logs` (the state directory was moved).
+    public func resolveLogPath(_ stored: String) -> String {
+        guard stored.hasPrefix("/") else { return path + "/" + stored }
+        if FileManager.default.fileExists(atPath: stored) { return stored }
+        let parts = stored.split(separator: "/").map(String.init)
+        if let index = parts.lastIndex(of: Self.logsFolder) {
+            return ([logsPath] + parts[(index + 1)...]).joined(separator: "/")
+        }
+        return stored
+    }
     public var lockPath: String { path + "/runner.lock" }
 
     /// Whether a database exists here (read-only commands say so instead of creating one).

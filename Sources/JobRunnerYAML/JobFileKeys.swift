@@ -8,7 +8,7 @@ enum JobFileKeys {
     static let job = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
         "constraints", "timeout", "killGrace", "retry", "every", "cron", "catchUp", "overlap", "timezone",
-        "isolation", "enabled", "matrix",
+        "isolation", "enabled", "matrix", "allowFailure", "when",
     ]
     static let retry = ["attempts", "backoff", "delay", "factor", "maxDelay", "jitter", "on", "maxElapsed"]
     static let pipeline = ["maxConcurrent", "order", "requiresInternet"]

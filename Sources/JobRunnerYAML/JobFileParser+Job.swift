@@ -118,6 +118,21 @@ extension JobFileParser {
         if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") {
             job.enabled = value
         }
+        if let node = keys["allowFailure"]?.value, let value = reader.bool(node, what: "allowFailure") {
+            job.allowFailure = value
+        }
+        if let node = keys["when"]?.value,
+            let value = reader.choice(node, what: "when", as: RunCondition.self)
+        {
+            job.when = value
+            // An occurrence's needs are judged before it starts: only success is judged there.
+            if value != .success && job.schedule != nil {
+                reader.error(
+                    node,
+                    "when: \(value.rawValue) applies to one-shot jobs; job '\(id)' is periodic (every/cron), and its occurrences run only when their needs succeeded"
+                )
+            }
+        }
         job.pluginLocations = pluginLocations
         let parsed = ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,

@@ -49,10 +49,19 @@ struct RunnerSession {
 
     /// Runs; returns the summary already printed. Throws an `ExitCode` for invalid job files (2)
     /// and an unusable state directory (3).
-    func run(serve: Bool, startNew: Bool) async throws -> RunSummary {
+    /// - Parameter only: `run --only`: these jobs and what they need; empty: every job.
+    func run(serve: Bool, startNew: Bool, only: [String] = []) async throws -> RunSummary {
         let environment = try options.envFiles.apply()
         let jobSet = JobSet.load(options.paths, environment: environment)
-        guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        guard var workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        if !only.isEmpty {
+            switch workload.only(only) {
+            case .success(let subset): workload = subset
+            case .failure(let unknown):
+                printError("jobrunner: --only: \(unknown)")
+                throw ExitCode(ExitStatus.invalid)
+            }
+        }
         let secrets = Secrets(SecretMasker(values: workload.secretValues(environment: environment)))
         let stateDirectory = global.stateDirectory
         let lock: RunnerLock
@@ -73,9 +82,11 @@ struct RunnerSession {
         var observers: [any RunObserver] = []
         if let events = options.events { observers.append(try EventsWriter(path: events)) }
         let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
+        let logs = LogTail(directory: stateDirectory.logsPath)
         switch resolvedProgress(fd: progressFD) {
-        case .tty: observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count))
-        case .plain: observers.append(PlainProgress(fd: progressFD))
+        case .tty:
+            observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count, logs: logs))
+        case .plain: observers.append(PlainProgress(fd: progressFD, logs: logs))
         case .none, .auto: break
         }
 
@@ -91,14 +102,16 @@ struct RunnerSession {
 
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
+        var runnerOptions = RunnerOptions(
+            maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
+            runnerPID: getpid(), serve: serve)
+        runnerOptions.storedLogDirectory = StateDirectory.logsFolder
         let runner = Runner(
             workload: workload, store: store, handler: handlers,
             observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
-            options: RunnerOptions(
-                maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
-                runnerPID: getpid(), serve: serve),
+            options: runnerOptions,
             logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
         let reloader =
             serve
@@ -137,7 +150,7 @@ struct RunnerSession {
             throw ExitCode(ExitStatus.stateUnusable)
         }
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
-        writeText(progressFD, secrets.masker.mask(message) + "\n")
+        writeText(progressFD, secrets.masker.mask(message + "\n" + RunCommand.troubles(summary, state: global.state)))
         return summary
     }
 

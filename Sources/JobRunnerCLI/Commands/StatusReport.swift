@@ -48,21 +48,31 @@ struct StatusReport {
         let jobs = overview.jobs
         var running: [String: Int] = [:]
         for record in jobs.values where record.state == .running { running[record.pipeline, default: 0] += 1 }
-        let names = Set(jobs.values.map(\.pipeline)).union(overview.run.pipelineLimits.keys)
+        // Pipelines the run's jobs use, and declared ones; not the implicit `default` when no
+        // job is in it.
+        var names = Set(jobs.values.map(\.pipeline)).union(overview.run.pipelineLimits.keys)
+        if !jobs.values.contains(where: { $0.pipeline == PipelineDefinition.defaultName })
+            && (suspended[PipelineDefinition.defaultName]?.suspended ?? 0) == 0
+        {
+            names.remove(PipelineDefinition.defaultName)
+        }
         pipelines = names.sorted().map { name in
             PipelineRow(
                 name: name,
                 maxConcurrent: overview.run.pipelineLimits[name] ?? PipelineDefinition.defaultMaxConcurrent,
                 suspended: suspended[name]?.suspended ?? 0, running: running[name] ?? 0)
         }
+        // A run no runner works on does not wait for slots: its open jobs start at the next `run`.
+        let idle = overview.run.state == .stopped || (overview.run.state == .running && runnerPID == nil)
         var rows: [Row] = []
         var unlisted: [JobState: Int] = [:]
         for id in overview.run.jobIDs {
             if let record = jobs[id] {
                 rows.append(
                     Self.row(
-                        for: record, states: overview.states,
-                        suspended: suspended[record.pipeline]?.suspended ?? 0, describing: describing))
+                        for: record, jobs: jobs, states: overview.states,
+                        suspended: suspended[record.pipeline]?.suspended ?? 0, idle: idle,
+                        describing: describing))
             } else if let state = overview.states[id] {
                 unlisted[state, default: 0] += 1
             }
@@ -72,12 +82,19 @@ struct StatusReport {
     }
 
     private static func row(
-        for record: JobRecord, states: [String: JobState], suspended: Int, describing: Bool
+        for record: JobRecord, jobs: [String: JobRecord], states: [String: JobState], suspended: Int,
+        idle: Bool,
+        describing: Bool
     ) -> Row {
         var row: Row
         switch record.state {
         case .pending, .waiting:
-            let reason = waitingReason(of: record, states: states, suspended: suspended)
+            let reason = waitingReason(of: record, jobs: jobs, states: states, suspended: suspended)
+            if idle && reason == .slot {
+                return Row(
+                    record: record, state: record.state, reason: record.reason,
+                    words: "\(record.state.rawValue); runs at the next `jobrunner run`")
+            }
             row = Row(record: record, state: .waiting, reason: .waiting(reason), words: "")
             if describing { row.words = words(for: reason, record: record, states: states) }
         default:
@@ -93,13 +110,14 @@ struct StatusReport {
     private static func words(forFinalOrRunning record: JobRecord) -> String {
         switch record.state {
         case .running:
-            let since = record.startedAt.map { " since \(Timestamps.clock($0))" } ?? ""
+            let since = record.startedAt.map { " since \(Timestamps.moment($0))" } ?? ""
             return "attempt \(record.attempts)\(since)"
         case .succeeded:
             return duration(record)
         case .failed:
             let attempts = "\(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
-            return "\(record.reason?.words ?? "failed") after \(attempts)"
+            let allowed = record.isAllowedFailure ? "failed (allowed): " : ""
+            return "\(allowed)\(record.reason?.words ?? "failed") after \(attempts)"
         case .skipped, .blocked, .cancelled, .pending, .waiting:
             return record.reason?.words ?? ""
         }
@@ -107,10 +125,16 @@ struct StatusReport {
 
     /// What a job that is not running nor final waits for now: an unmet need first, then what
     /// its record says, then its pipeline's suspension, else a slot.
-    private static func waitingReason(of record: JobRecord, states: [String: JobState], suspended: Int)
-        -> WaitingReason
-    {
-        if let need = record.needs.first(where: { states[$0]?.satisfiesNeeds != true }) {
+    private static func waitingReason(
+        of record: JobRecord, jobs: [String: JobRecord], states: [String: JobState], suspended: Int
+    ) -> WaitingReason {
+        // A need is met when it succeeded or was skipped (or failed with `allowFailure`, which
+        // only its record says); for a `when: failure|always` job, once it is final.
+        if let need = record.needs.first(where: { need in
+            guard let state = states[need] else { return true }
+            if record.when.waitsForFinalNeeds { return !state.isFinal }
+            return !(jobs[need]?.satisfiesNeeds ?? state.satisfiesNeeds)
+        }) {
             return .needs(need)
         }
         switch record.waitingReason {
@@ -127,12 +151,12 @@ struct StatusReport {
     private static func words(for reason: WaitingReason, record: JobRecord, states: [String: JobState])
         -> String
     {
-        let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
+        let since = record.waitingSince.map { " since \(Timestamps.moment($0))" } ?? ""
         switch reason {
         case .needs(let need):
             return "waiting for \(need) (\(states[need]?.rawValue ?? "unknown"))"
         case .backoff:
-            let next = record.nextAttemptAt.map(Timestamps.clock) ?? "?"
+            let next = record.nextAttemptAt.map { Timestamps.moment($0) } ?? "?"
             let of = record.maxAttempts.map { " of \($0)" } ?? ""
             return "backoff until \(next) (attempt \(record.attempts + 1)\(of))"
         case .constraint(let name):
@@ -159,8 +183,8 @@ struct StatusReport {
     func table() -> String {
         let run = overview.run
         var lines: [String] = []
-        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.clock(run.startedAt))"
-        if let finished = run.finishedAt { head += "  finished \(Timestamps.clock(finished))" }
+        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.moment(run.startedAt))"
+        if let finished = run.finishedAt { head += "  finished \(Timestamps.moment(finished))" }
         if let runnerPID {
             head += "  (runner pid \(runnerPID))"
         } else if run.state == .running {
@@ -215,7 +239,7 @@ struct StatusReport {
                 let last =
                     record.lastResult.map { "last \($0.rawValue) (run \(record.lastRunID ?? "?"))" }
                     ?? "no occurrence finished yet"
-                let next = record.nextDue.map { "next due \(Timestamps.clock($0))" } ?? "no next date"
+                let next = record.nextDue.map { "next due \(Timestamps.moment($0))" } ?? "no next date"
                 lines.append("  \(record.jobID): \(last); \(next)")
             }
         }

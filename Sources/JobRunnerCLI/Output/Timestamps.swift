@@ -54,6 +54,23 @@ enum Timestamps {
         return two(parts.tm_hour) + ":" + two(parts.tm_min) + ":" + two(parts.tm_sec)
     }
 
+    /// `10:04:31` for a moment of today, `2026-11-21 10:04:31` for another day, local time: a
+    /// time of day alone would pass yesterday's run for today's.
+    static func moment(_ date: Date, now: Date = Date()) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var today = time_t(now.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        var todayParts = tm()
+        localtime_r(&seconds, &parts)
+        localtime_r(&today, &todayParts)
+        let sameDay =
+            parts.tm_year == todayParts.tm_year && parts.tm_mon == todayParts.tm_mon
+            && parts.tm_mday == todayParts.tm_mday
+        if sameDay { return clock(date) }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) " + clock(date)
+    }
+
     /// `1.2s`, `3m04s`, `2h01m`.
     static func elapsed(_ seconds: Double) -> String {
         if seconds < 60 { return String(format: "%.1fs", max(0, seconds)) }

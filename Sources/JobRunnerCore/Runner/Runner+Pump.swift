@@ -287,12 +287,12 @@ extension Runner {
                         return Decision()
                     }
                     if last != .succeeded { return blocked(occurrence, by: need, now: now) }
-                } else if let state = main.record(need)?.state {
-                    if !state.isFinal {
+                } else if let record = main.record(need) {
+                    if !record.state.isFinal {
                         waiting.append(occurrence)
                         return Decision()
                     }
-                    if !state.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
+                    if !record.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
                 }
             }
             return materialize(occurrence, now: now)
@@ -422,11 +422,15 @@ extension Runner {
                     }
                 case .satisfy(let runID, let name):
                     let constraint = workload.constraints[name]
+                    let logDirectory = runner.options.logDirectory
                     let constraintRunner = runner.constraintRunner
                     sideTask(runID: runID) {
                         var outcome = SatisfyOutcome.satisfied
                         if let constraintRunner, let constraint {
-                            outcome = await constraintRunner.satisfy(constraint)
+                            outcome = await constraintRunner.satisfy(
+                                constraint,
+                                logPath:
+                                    "\(logDirectory)/\(runID)/\(Scheduler.constraintLogFolder)/\(name).log")
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }

@@ -10,6 +10,8 @@ public struct RunnerOptions: Sendable {
     public var startNewRun: Bool
     /// Where attempt logs go: `<logDirectory>/<run>/<job>/<attempt>.log`.
     public var logDirectory: String
+    /// `logDirectory` as attempt records store it (relative to the state directory); nil: as is.
+    public var storedLogDirectory: String?
     /// Recorded in the run, so `status` can say which process works on it.
     public var runnerPID: Int32
     /// How often the runner looks at the store for operator requests and suspensions when
@@ -45,6 +47,11 @@ public struct RunSummary: Sendable, Hashable {
     public var counts: [JobState: Int]
     /// How many periodic occurrences this runner ran (or found blocked) ended failed.
     public var failedOccurrences: Int = 0
+    /// The jobs that ended badly (``Scheduler/troubledJobs``), in load order.
+    public var troubled: [JobRecord] = []
+
+    /// How many jobs failed with `allowFailure`.
+    public var allowedFailures: Int { troubled.filter(\.isAllowedFailure).count }
 }
 
 /// Runs a workload to the end: a pump between the ``Scheduler``, which decides, the
@@ -175,7 +182,8 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: opened.resumed,
-            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences)
+            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences,
+            troubled: main.troubledJobs)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only
@@ -212,6 +220,8 @@ public final class Runner: Sendable {
 
     /// The scheduler's settings for the runs of this runner.
     var schedulerOptions: SchedulerOptions {
-        SchedulerOptions(maxRunning: options.maxRunning, logDirectory: options.logDirectory)
+        SchedulerOptions(
+            maxRunning: options.maxRunning, logDirectory: options.logDirectory,
+            storedLogDirectory: options.storedLogDirectory)
     }
 }

@@ -63,6 +63,12 @@ public struct JSONWriter: Sendable {
         integer(value)
     }
 
+    public mutating func member(_ name: String, _ value: Bool) {
+        key(name)
+        separate()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
     public mutating func member(_ name: String, _ value: Date?) {
         guard let value else { return }
         key(name)
