@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 
 /// The end of an attempt's log, shown under its `failed` line (SPEC 4).
 struct LogTail {
