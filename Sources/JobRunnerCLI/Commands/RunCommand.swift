@@ -52,7 +52,7 @@ struct RunCommand: AsyncParsableCommand {
         let stateOption = state.map { " --state \(shellQuoted($0))" } ?? ""
         return summary.troubled.map { record in
             let word = record.isAllowedFailure ? "failed (allowed)" : record.state.rawValue
-            let reason = record.reason.map { ": \($0.words)" } ?? ""
+            let reason = record.reason.map { ": " + VisibleText.escaped($0.words) } ?? ""
             var culprit = record
             var seen: Set<String> = [record.jobID]
             while culprit.state == .blocked, case .ended(.blockedBy(let need)) = culprit.reason,

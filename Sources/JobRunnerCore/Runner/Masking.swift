@@ -111,7 +111,22 @@ public struct MaskingConstraints: ConstraintRunner {
     }
 
     public func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome {
-        switch await inner.satisfy(constraint) {
+        masked(await inner.satisfy(constraint))
+    }
+
+    /// Runs `satisfy` keeping its output, and masks that log once it is written.
+    public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
+        let outcome = await inner.satisfy(constraint, logPath: logPath)
+        if let data = FileManager.default.contents(atPath: logPath) {
+            let text = String(decoding: data, as: UTF8.self)
+            let masked = secrets.masker.mask(text)
+            if masked != text { try? Data(masked.utf8).write(to: URL(fileURLWithPath: logPath)) }
+        }
+        return masked(outcome)
+    }
+
+    private func masked(_ outcome: SatisfyOutcome) -> SatisfyOutcome {
+        switch outcome {
         case .satisfied: return .satisfied
         case .failed(let line): return .failed(lastLine: secrets.masker.mask(line))
         }
