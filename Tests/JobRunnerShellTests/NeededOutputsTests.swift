@@ -1,0 +1,43 @@
+import Foundation
+import JobRunnerCore
+import Testing
+
+@testable import JobRunnerShell
+
+/// Outputs within the 1 MiB cap must reach the jobs that need them, though Linux refuses an
+/// environment string over 128 KiB (`Argument list too long`).
+@Suite struct NeededOutputsTests {
+    let handler = ShellHandler(slots: testSlots)
+
+    @Test func aValueTooLongForTheEnvironmentArrivesAsAFile() async throws {
+        let scratch = try Scratch()
+        let big = String(repeating: "x", count: 200_000)
+        let request = scratch.request(
+            .shell(
+                """
+                test -z "${JOBRUNNER_OUT_BUILD_BLOB+set}" || exit 9
+                cmp -s "$JOBRUNNER_OUT_BUILD_BLOB_FILE" expected || exit 8
+                echo "small=$JOBRUNNER_OUT_BUILD_SMALL"
+                echo "dir=$(dirname "$JOBRUNNER_OUT_BUILD_BLOB_FILE")" >> "$JOBRUNNER_OUTPUT"
+                """), needed: ["build": ["blob": big, "small": "s"]])
+        try big.write(toFile: scratch.path + "/expected", atomically: true, encoding: .utf8)
+        let result = await handler.run(request)
+        #expect(result.outcome == .succeeded, "\(scratch.log())")
+        #expect(scratch.log() == "small=s\n")
+        let directory = try #require(result.outputs["dir"])
+        #expect(!FileManager.default.fileExists(atPath: directory), "the files go with the attempt")
+    }
+
+    @Test func valuesGoByFileOnceTheInlineTotalIsReached() {
+        let piece = String(repeating: "y", count: NeededOutputs.inlineLimit)
+        var outputs: [String: String] = [:]
+        for index in 0..<6 { outputs["k\(index)"] = piece }
+        let split = NeededOutputs(["a": outputs])
+        #expect(split.inline.count == NeededOutputs.inlineTotal / NeededOutputs.inlineLimit)
+        #expect(
+            split.inline.keys.sorted() == [
+                "JOBRUNNER_OUT_A_K0", "JOBRUNNER_OUT_A_K1", "JOBRUNNER_OUT_A_K2", "JOBRUNNER_OUT_A_K3",
+            ])
+        #expect(split.viaFile.keys.sorted() == ["JOBRUNNER_OUT_A_K4", "JOBRUNNER_OUT_A_K5"])
+    }
+}
