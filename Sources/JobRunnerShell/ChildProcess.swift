@@ -178,6 +178,7 @@ public struct ChildProcess: Sendable {
         let result = await ended
         // The sweep: whatever the main process left in its group.
         if let group = await started.value {
+            ProcessGroups.reaped(group)
             await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
         }
         // And whatever it started that left the group.
@@ -249,6 +250,7 @@ public struct ChildProcess: Sendable {
         options.processGroupID = 0
         let output = self.output
         let body = { (pid: Int32, sequence: SubprocessOutputSequence) async -> [UInt8] in
+            ProcessGroups.spawned(pid)
             started.set(pid)
             onSpawn(pid)
             return await Self.read(sequence, into: output)

@@ -2,11 +2,13 @@ import CJobRunnerSystem
 import Foundation
 import Glibc
 import JobRunnerCore
+import Synchronization
 
 /// Processes that left their attempt's process group (`setsid`, `setpgid`, a double fork) are
 /// still the attempt's: the environment they inherited names its run, job and attempt. The
-/// runner is a child subreaper, so such processes, once orphaned, become its children rather
-/// than PID 1's, and it reaps them after ending them.
+/// runner is a child subreaper, so once their parent is gone such processes become its children
+/// rather than PID 1's: after an attempt's group is ended, the runner's children that it did
+/// not spawn itself are the only places to look, which keeps the look cheap.
 extension ProcessGroups {
     /// The environment entries that mark every process an attempt starts (SPEC 5.2's
     /// `JOBRUNNER_RUN`, `JOBRUNNER_JOB`, `JOBRUNNER_ATTEMPT`).
@@ -21,56 +23,211 @@ extension ProcessGroups {
         jobrunner_become_subreaper() == 0
     }
 
+    /// The pids of the live children ``ChildProcess`` spawned, which their spawner awaits.
+    private static let spawnedChildren = Mutex<Set<Int32>>([])
+
+    /// `pid` was spawned by ``ChildProcess``, which will reap it.
+    static func spawned(_ pid: Int32) { _ = spawnedChildren.withLock { $0.insert(pid) } }
+
+    /// `pid` was reaped by its spawner.
+    static func reaped(_ pid: Int32) { _ = spawnedChildren.withLock { $0.remove(pid) } }
+
+    /// One process as /proc/PID/stat shows it.
+    struct Entry {
+        var pid: Int32
+        var state: UInt8
+        var parent: Int32
+        var group: Int32
+        var session: Int32
+    }
+
+    /// Every process, read with plain system calls: this runs after every shell attempt.
+    static func processTable() -> [Entry] {
+        guard let directory = opendir("/proc") else { return [] }
+        defer { closedir(directory) }
+        var entries: [Entry] = []
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while let item = readdir(directory) {
+            guard let pid = number(item.pointee.d_name), let entry = readStat(pid, into: &buffer) else {
+                continue
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    private static func readStat(_ pid: Int32, into buffer: inout [UInt8]) -> Entry? {
+        let count = readFile("/proc/\(pid)/stat", into: &buffer)
+        guard count > 0, let close = buffer[0..<count].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // After the command name: state, ppid, pgrp, session.
+        var fields: [Int32] = []
+        var index = close + 2
+        guard index < count else { return nil }
+        let state = buffer[index]
+        index += 1
+        var value: Int32 = 0
+        var negative = false
+        var inNumber = false
+        while index < count && fields.count < 3 {
+            let byte = buffer[index]
+            if byte == UInt8(ascii: " ") {
+                if inNumber { fields.append(negative ? -value : value) }
+                value = 0
+                negative = false
+                inNumber = false
+            } else if byte == UInt8(ascii: "-") {
+                negative = true
+            } else if byte >= 48 && byte <= 57 {
+                value = value &* 10 &+ Int32(byte - 48)
+                inNumber = true
+            }
+            index += 1
+        }
+        guard fields.count == 3 else { return nil }
+        return Entry(pid: pid, state: state, parent: fields[0], group: fields[1], session: fields[2])
+    }
+
+    /// Reads up to the buffer's size; the byte count, or -1.
+    private static func readFile(_ path: String, into buffer: inout [UInt8]) -> Int {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return -1 }
+        defer { Glibc.close(fd) }
+        var total = 0
+        while total < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                read(fd, bytes.baseAddress.map { $0 + total }, bytes.count - total)
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            total += count
+        }
+        return total
+    }
+
+    /// Whether the environment of `pid` holds every entry of `mark`.
+    static func isMarked(_ pid: Int32, _ mark: [String]) -> Bool {
+        guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
+            !environment.isEmpty
+        else { return false }
+        let variables = Set(environment.split(separator: 0).map(Array.init))
+        return mark.allSatisfy { variables.contains(Array($0.utf8)) }
+    }
+
     /// The process groups of live processes (this one aside) whose environment holds every
-    /// entry of `mark`.
+    /// entry of `mark`, looked for among all processes: for a runner that finds what a dead
+    /// one left.
     static func groups(marked mark: [String]) -> Set<Int32> {
-        let wanted = mark.map { Array($0.utf8) }
-        var groups = Set<Int32>()
         let me = getpid()
-        for pid in processIDs() where pid != me {
-            // Unreadable (another user's) or gone: not ours. A zombie's environment is empty.
-            guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-                !environment.isEmpty
-            else { continue }
-            let variables = Set(environment.split(separator: 0).map(Array.init))
-            guard wanted.allSatisfy(variables.contains), let fields = statFields(of: pid), fields.count > 2,
-                fields[0] != "Z", let group = Int32(fields[2])
-            else { continue }
-            groups.insert(group)
+        var groups = Set<Int32>()
+        for entry in processTable() where entry.pid != me && entry.state != UInt8(ascii: "Z") {
+            if isMarked(entry.pid, mark) { groups.insert(entry.group) }
         }
         return groups
     }
 
-    /// Ends every process group that holds a process marked with `mark` — SIGTERM, then SIGKILL
-    /// after `killGrace` — then reaps what became this process's zombies.
+    /// The pids of this process's children, from each thread's `/proc/self/task/TID/children`
+    /// (a few small reads, whatever runs on the machine); a scan of every process where the
+    /// kernel does not offer those files.
+    static func children() -> [Int32] {
+        var found: [Int32] = []
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        guard let directory = opendir("/proc/self/task") else { return scannedChildren() }
+        defer { closedir(directory) }
+        while let item = readdir(directory) {
+            guard let thread = number(item.pointee.d_name) else { continue }
+            let count = readFile("/proc/self/task/\(thread)/children", into: &buffer)
+            if count < 0 { return scannedChildren() }
+            var value: Int32 = 0
+            for byte in buffer[0..<count] {
+                if byte >= 48 && byte <= 57 {
+                    value = value &* 10 &+ Int32(byte - 48)
+                } else {
+                    if value > 0 { found.append(value) }
+                    value = 0
+                }
+            }
+            if value > 0 { found.append(value) }
+        }
+        return found
+    }
+
+    private static func scannedChildren() -> [Int32] {
+        let me = getpid()
+        return processTable().filter { $0.parent == me }.map(\.pid)
+    }
+
+    /// One process's /proc/PID/stat, or nil when it is gone.
+    static func entry(_ pid: Int32) -> Entry? {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        return readStat(pid, into: &buffer)
+    }
+
+    /// Ends the process group of every orphan re-parented to this runner that carries `mark` —
+    /// SIGTERM, then SIGKILL after `killGrace` — then reaps them. Called once the attempt's own
+    /// group is gone, so what it left anywhere has come back to the runner.
     static func terminate(marked mark: [String], killGrace: Duration, clock: any RunnerClock) async {
-        // A process may start another group while the first is being ended: look again until
-        // nothing marked is left (each round ends at least the groups it found).
+        guard jobrunner_is_subreaper() == 1 else {
+            // Orphans went to PID 1 (or another subreaper): only a look at every process finds them.
+            for group in groups(marked: mark).sorted() {
+                await terminate(group: group, killGrace: killGrace, clock: clock)
+            }
+            return
+        }
+        // Ending a group can orphan processes of another (a daemon's own `setsid` children):
+        // look again until nothing marked is left.
         for _ in 0..<8 {
-            let groups = groups(marked: mark)
-            if groups.isEmpty { break }
+            let ours = spawnedChildren.withLock { $0 }
+            let orphans = children().filter { !ours.contains($0) }
+            if orphans.isEmpty { return }
+            reap(orphans)
+            var groups = Set<Int32>()
+            for pid in orphans where isMarked(pid, mark) {
+                if let entry = entry(pid), entry.state != UInt8(ascii: "Z") { groups.insert(entry.group) }
+            }
+            if groups.isEmpty { return }
             await withTaskGroup(of: Void.self) { ending in
-                for group in groups.sorted() where group > 1 {
+                for group in groups.sorted() {
                     ending.addTask { await terminate(group: group, killGrace: killGrace, clock: clock) }
                 }
             }
         }
-        reapOrphans()
+        let ours = spawnedChildren.withLock { $0 }
+        reap(children().filter { !ours.contains($0) })
     }
 
-    /// Reaps the zombies among this process's children that it did not spawn itself: orphans
-    /// re-parented to it as a subreaper. A child it spawned leads a process group of its own in
-    /// this session and is awaited by whoever spawned it, so such zombies are left alone.
-    static func reapOrphans() {
+    /// Reaps the zombies among `pids`, children of this process that it did not spawn itself:
+    /// orphans re-parented to it as a subreaper. A child ``ChildProcess`` spawned leads a process
+    /// group of its own in this session and is awaited by its spawner, so such a zombie is left
+    /// alone even when its pid is not registered yet.
+    static func reap(_ pids: [Int32]) {
         let me = getpid()
         let session = getsid(0)
-        for pid in processIDs() where pid != me {
-            guard let fields = statFields(of: pid), fields.count > 3, fields[0] == "Z",
-                Int32(fields[1]) == me, let group = Int32(fields[2]), let sid = Int32(fields[3])
-            else { continue }
-            if group == pid && sid == session { continue }
+        for pid in pids {
+            guard let entry = entry(pid), entry.parent == me, entry.state == UInt8(ascii: "Z") else {
+                continue
+            }
+            if entry.group == entry.pid && entry.session == session { continue }
             var status: Int32 = 0
             _ = waitpid(pid, &status, WNOHANG)
+        }
+    }
+
+    /// Reaps every zombie orphan of this process.
+    static func reapOrphans() {
+        let ours = spawnedChildren.withLock { $0 }
+        reap(children().filter { !ours.contains($0) })
+    }
+
+    /// A directory entry's name as a positive number, or nil.
+    private static func number<Name>(_ name: Name) -> Int32? {
+        withUnsafeBytes(of: name) { bytes -> Int32? in
+            var value: Int32 = 0
+            for byte in bytes {
+                if byte == 0 { break }
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value &* 10 &+ Int32(byte - 48)
+            }
+            return value > 0 ? value : nil
         }
     }
 }

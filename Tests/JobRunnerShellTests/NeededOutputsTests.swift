@@ -41,3 +41,24 @@ import Testing
         #expect(split.viaFile.keys.sorted() == ["JOBRUNNER_OUT_A_K4", "JOBRUNNER_OUT_A_K5"])
     }
 }
+
+/// Processes an attempt starts that leave its process group are ended with it.
+@Suite struct EscapedProcessTests {
+    @Test func aSetsidDaemonIsEndedWhenItsAttemptEnds() async throws {
+        let scratch = try Scratch()
+        let handler = ShellHandler(slots: testSlots)
+        let result = await handler.run(
+            scratch.request(
+                .shell(
+                    """
+                    setsid sh -c 'trap "" TERM; echo $$ > daemon.pid; exec sleep 1003' > /dev/null 2>&1 < /dev/null &
+                    while [ ! -s daemon.pid ]; do sleep 0.01; done
+                    """), killGrace: .milliseconds(100)))
+        #expect(result.outcome == .succeeded, "\(scratch.log())")
+        let text = try String(contentsOfFile: scratch.path + "/daemon.pid", encoding: .utf8)
+        let pid = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let entry = ProcessGroups.entry(pid)
+        if entry != nil && entry?.state != UInt8(ascii: "Z") { kill(pid, SIGKILL) }
+        #expect(entry == nil || entry?.state == UInt8(ascii: "Z"), "the daemon outlived its attempt")
+    }
+}
