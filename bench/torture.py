@@ -239,7 +239,10 @@ def damaged_databases(binary, seeds, rng):
                 crashes.append(f"{name}: {command[0]} hung")
             elif code < 0 or code >= 128:
                 crashed += 1
-                crashes.append(f"{name}: {command[0]} died ({code})")
+                kept = tempfile.mkdtemp(prefix="jobrunner-torture-crash-")
+                shutil.copy(os.path.join(root, "state", "db", "data.mdb"), kept)
+                crashes.append(f"{name}: {command[0]} died ({code}; the file is kept in {kept}): "
+                               f"{err.strip()[-160:]!r}")
             elif code == 3 and err.startswith("jobrunner: "):
                 refused += 1
             elif command[0] == "status" and "no runs yet" in out:
@@ -253,7 +256,7 @@ def damaged_databases(binary, seeds, rng):
     print(f"damaged databases: {tried} commands over {tried // 2} damaged files: {refused} exit 3 "
           f"with a sentence, {worked} worked on what was readable, {crashed} crashed, {hung} hung, "
           f"{silent_loss} took a damaged file for an empty history"
-          + ("" if not crashes else f"; first: {crashes[:5]}"))
+          + "".join(f"\n  {line}" for line in crashes[:20]))
     return ok
 
 

@@ -51,6 +51,18 @@ enum DataFileCheck {
         }
     }
 
+    /// Whether the file holds pages beyond its two meta pages: some transaction was committed
+    /// to it, so it is not the file of a store that never opened. False when it is missing.
+    static func holdsPages(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: 0)
+        let pageSize =
+            meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data()).map { UInt64($0.pageSize) } ?? 4096
+        return size > 2 * pageSize
+    }
+
     /// The meta page at the start of `page`, or nil when its magic or version is wrong.
     static func meta(in page: Data) -> Meta? {
         guard page.count >= 16 + 136 else { return nil }
