@@ -15,8 +15,7 @@
 4. Damaged databases: a state directory with a finished run, its data.mdb truncated, zeroed in
    ranges and flipped at random bytes (--seeds seeds); `status` and `run` must each exit 3 with a
    sentence or work (showing the stored run), never die by a signal, never hang, and never take
-   a damaged file for an empty history. (Crashes inside LMDB on damaged tree pages are a known
-   open problem, docs/status.md: they fail the long version, and are only reported by --short.)
+   a damaged file for an empty history.
 
 Usage: bench/torture.py --jobrunner .build/debug/jobrunner [--jobs 1000] [--kills 100]
        [--seeds 200] [--only kill,lock,disk,damage]
@@ -211,7 +210,7 @@ def damage_cases(size, seeds, rng):
     return cases
 
 
-def damaged_databases(binary, seeds, rng, known_crashes_pass=False):
+def damaged_databases(binary, seeds, rng):
     base = tempfile.mkdtemp(prefix="jobrunner-torture-")
     os.makedirs(os.path.join(base, "jobs"))
     with open(os.path.join(base, "jobs", "a.yaml"), "w") as f:
@@ -253,9 +252,7 @@ def damaged_databases(binary, seeds, rng, known_crashes_pass=False):
                 worked += 1
         shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(base, ignore_errors=True)
-    # The short version (in `make test`) holds crashes inside LMDB, which docs/status.md lists
-    # as known, against nothing: a few seeds hit one only now and then. The long one does.
-    ok = (crashed == 0 or known_crashes_pass) and hung == 0 and silent_loss == 0
+    ok = crashed == 0 and hung == 0 and silent_loss == 0
     print(f"damaged databases: {tried} commands over {tried // 2} damaged files: {refused} exit 3 "
           f"with a sentence, {worked} worked on what was readable, {crashed} crashed, {hung} hung, "
           f"{silent_loss} took a damaged file for an empty history"
@@ -269,8 +266,7 @@ def main():
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=200)
-    parser.add_argument("--short", action="store_true",
-                        help="60 jobs, 5 kills, 10 seeds; crashes inside LMDB (known) do not fail it")
+    parser.add_argument("--short", action="store_true", help="60 jobs, 5 kills, 10 seeds")
     parser.add_argument("--only", default="kill,lock,disk,damage")
     args = parser.parse_args()
     if args.short:
@@ -286,7 +282,7 @@ def main():
     if "disk" in only:
         results.append(full_disk(binary))
     if "damage" in only:
-        results.append(damaged_databases(binary, args.seeds, rng, known_crashes_pass=args.short))
+        results.append(damaged_databases(binary, args.seeds, rng))
     sys.exit(0 if all(results) else 1)
 
 

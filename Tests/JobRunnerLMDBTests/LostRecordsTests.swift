@@ -21,4 +21,23 @@ import Testing
         }
         DamagedDatabaseTests().expectRefused(directory, saying: "records are gone")
     }
+
+    /// A zeroed tree page made LMDB follow page numbers of garbage (SIGSEGV) or fail an
+    /// assertion (SIGABRT); every reachable page is now walked before the file is mapped.
+    @Test func aZeroedTreePageIsRefusedBeforeLMDBMapsIt() async throws {
+        let directory = try await DamagedDatabaseTests().storeWithHistory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var root = 0
+        try DamagedDatabaseTests().damage(directory) { bytes in
+            let pageSize = Int(bytes[40]) | Int(bytes[41]) << 8 | Int(bytes[42]) << 16 | Int(bytes[43]) << 24
+            func integer(_ offset: Int) -> Int {
+                (0..<8).reversed().reduce(0) { $0 << 8 | Int(bytes[offset + $1]) }
+            }
+            // The newest meta page's main tree root (MDB_meta: txnid at 144, main root at 128).
+            let meta = integer(144) >= integer(pageSize + 144) ? 0 : pageSize
+            root = integer(meta + 128)
+            bytes.replaceSubrange(root * pageSize..<(root + 1) * pageSize, with: Data(count: pageSize))
+        }
+        DamagedDatabaseTests().expectRefused(directory, saying: "page \(root) says it is page 0")
+    }
 }
