@@ -139,9 +139,17 @@ struct PageWalk {
     /// The pages of a value too large for its leaf.
     private mutating func overflowPages(_ first: UInt64, holding size: Int) throws(Damage) {
         guard first <= lastPage else { throw Damage(why: "a value names page \(first), past the end") }
-        try read(first)
-        let pages = UInt64(Self.integer(page, 12, UInt32.self))
-        guard Self.integer(page, 10, UInt16.self) & 0x7F == Self.overflow, pages >= 1,
+        // Only its header, into a buffer of its own: the leaf being walked stays in `page`.
+        guard seen.insert(first).inserted else { throw Damage(why: "page \(first) is reached twice") }
+        var head = [UInt8](repeating: 0, count: Self.header)
+        let count = head.withUnsafeMutableBytes {
+            pread(fd, $0.baseAddress, $0.count, off_t(first) * off_t(pageSize))
+        }
+        guard count == Self.header, Self.integer(head, 0, UInt64.self) == first else {
+            throw Damage(why: "the overflow pages at \(first) are damaged")
+        }
+        let pages = UInt64(Self.integer(head, 12, UInt32.self))
+        guard Self.integer(head, 10, UInt16.self) & 0x7F == Self.overflow, pages >= 1,
             first + pages - 1 <= lastPage, UInt64(size) <= pages * UInt64(pageSize) - UInt64(Self.header)
         else { throw Damage(why: "the overflow pages at \(first) are damaged") }
         for number in (first + 1)..<(first + pages) where !seen.insert(number).inserted {

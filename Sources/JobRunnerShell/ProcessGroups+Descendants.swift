@@ -125,6 +125,14 @@ extension ProcessGroups {
         return groups
     }
 
+    /// ``groups(marked:)`` on a thread of its own: a look at every process takes long enough
+    /// to starve the cooperative pool (two threads on two cores), whose timers then slip.
+    static func groupsOffThePool(marked mark: [String]) async -> Set<Int32> {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: groups(marked: mark)) }.start()
+        }
+    }
+
     /// The pids of this process's children, from each thread's `/proc/self/task/TID/children`
     /// (a few small reads, whatever runs on the machine); a scan of every process where the
     /// kernel does not offer those files.
@@ -168,7 +176,7 @@ extension ProcessGroups {
     static func terminate(marked mark: [String], killGrace: Duration, clock: any RunnerClock) async {
         guard jobrunner_is_subreaper() == 1 else {
             // Orphans went to PID 1 (or another subreaper): only a look at every process finds them.
-            for group in groups(marked: mark).sorted() {
+            for group in await groupsOffThePool(marked: mark).sorted() {
                 await terminate(group: group, killGrace: killGrace, clock: clock)
             }
             return

@@ -108,7 +108,7 @@ public struct ProcessGroups: OrphanTerminator {
             if orphan.startTime == nil || current == nil || current == orphan.startTime { groups.insert(pid) }
         }
         let mark = Self.attemptMark(runID: orphan.runID, jobID: orphan.jobID, attempt: orphan.attempt)
-        groups.formUnion(Self.groups(marked: mark))
+        groups.formUnion(await Self.groupsOffThePool(marked: mark))
         for group in groups.sorted() where group > 1 {
             await Self.terminate(group: group, killGrace: killGrace, clock: clock)
         }

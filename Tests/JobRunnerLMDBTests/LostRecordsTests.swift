@@ -40,4 +40,25 @@ import Testing
         }
         DamagedDatabaseTests().expectRefused(directory, saying: "page \(root) says it is page 0")
     }
+
+    /// Values larger than a page live on overflow pages; the walk once read one into the buffer
+    /// of the leaf it was walking and refused a healthy file ("points outside itself").
+    @Test func aHealthyFileWithLargeValuesPassesTheWalk() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var changes: [StoreChange] = [
+            .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1))
+        ]
+        for index in 0..<40 {
+            let value = String(repeating: "v", count: index % 3 == 0 ? 9000 : 40)
+            changes.append(.putOutputs(runID: "R", jobID: "job-\(index)", occurrence: "", ["k": value]))
+        }
+        try await store.commit(changes)
+        store.close()
+        let again = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
+        #expect(try again.snapshot(runID: "R")?.outputs.count == 40)
+        again.close()
+    }
 }
