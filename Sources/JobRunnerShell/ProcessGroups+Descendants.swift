@@ -116,10 +116,14 @@ extension ProcessGroups {
     /// The process groups of live processes (this one aside) whose environment holds every
     /// entry of `mark`, looked for among all processes: for a runner that finds what a dead
     /// one left.
-    static func groups(marked mark: [String]) -> Set<Int32> {
+    /// - Parameter orphansOnly: only processes whose parent is PID 1, where orphans go when this
+    ///   process is no subreaper: reading every process's environment after every attempt
+    ///   costs too much.
+    static func groups(marked mark: [String], orphansOnly: Bool = false) -> Set<Int32> {
         let me = getpid()
         var groups = Set<Int32>()
-        for entry in processTable() where entry.pid != me && entry.state != UInt8(ascii: "Z") {
+        for entry in processTable()
+        where entry.pid != me && entry.state != UInt8(ascii: "Z") && (!orphansOnly || entry.parent == 1) {
             if isMarked(entry.pid, mark) { groups.insert(entry.group) }
         }
         return groups
@@ -127,9 +131,9 @@ extension ProcessGroups {
 
     /// ``groups(marked:)`` on a thread of its own: a look at every process takes long enough
     /// to starve the cooperative pool (two threads on two cores), whose timers then slip.
-    static func groupsOffThePool(marked mark: [String]) async -> Set<Int32> {
+    static func groupsOffThePool(marked mark: [String], orphansOnly: Bool = false) async -> Set<Int32> {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: groups(marked: mark)) }.start()
+            Thread { continuation.resume(returning: groups(marked: mark, orphansOnly: orphansOnly)) }.start()
         }
     }
 
@@ -175,8 +179,8 @@ extension ProcessGroups {
     /// group is gone, so what it left anywhere has come back to the runner.
     static func terminate(marked mark: [String], killGrace: Duration, clock: any RunnerClock) async {
         guard jobrunner_is_subreaper() == 1 else {
-            // Orphans went to PID 1 (or another subreaper): only a look at every process finds them.
-            for group in await groupsOffThePool(marked: mark).sorted() {
+            // Orphans went to PID 1 (or to another subreaper, where they are not looked for).
+            for group in await groupsOffThePool(marked: mark, orphansOnly: true).sorted() {
                 await terminate(group: group, killGrace: killGrace, clock: clock)
             }
             return
