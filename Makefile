@@ -3,7 +3,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test torture bench fixtures format lint clean
+.PHONY: setup build release run test test-python torture bench fixtures fuzz format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -25,8 +25,9 @@ run: build
 	.build/debug/jobrunner run --state .build/jobrunner-state jobs/
 
 # Builds every product first: the tests run the jobrunner binary and load the plugin libraries
-# (libnoop.so, libhello.so, libtestkit.so, ...) built beside it.
-test: setup
+# (libnoop.so, libhello.so, libtestkit.so, ...) built beside it. SchemaTests validates the job
+# files against docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML.
+test: setup test-python
 	$(SWIFT) build
 	$(SWIFT) test
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
@@ -36,6 +37,9 @@ test: setup
 # binary. Everything it writes goes to temporary directories.
 torture: build
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200
+
+test-python:
+	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml
 
 bench: release
 	@if ! command -v ninja >/dev/null 2>&1; then \
@@ -53,6 +57,25 @@ fixtures:
 	@python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('croniter') != '$(CRONITER_VERSION)')" 2>/dev/null \
 		|| python3 -m pip install -q "croniter==$(CRONITER_VERSION)"
 	python3 Tests/JobRunnerCoreTests/Fixtures/make_cron_fixture.py
+
+# Fuzzes job-file loading with libFuzzer for FUZZ_SECONDS, seeded with every job file of the
+# repository (jobs/, examples/, the test fixtures). Everything it writes stays under .build/fuzz:
+# its own build (instrumented for coverage and AddressSanitizer), the seeds, the corpus it grows,
+# and any input that crashed or hung it (artifacts/, printed at the end).
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := .build/fuzz
+FUZZ_BUILD_FLAGS := -c release --scratch-path $(FUZZ_DIR)/build --product jobrunner-fuzz \
+	-Xswiftc -sanitize=fuzzer,address -Xswiftc -DJOBRUNNER_FUZZING \
+	-Xswiftc -use-ld=lld -Xcc -fsanitize=fuzzer-no-link,address
+fuzz:
+	$(SWIFT) build $(FUZZ_BUILD_FLAGS)
+	@mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/artifacts
+	@find jobs examples Tests -type f \( -name '*.yaml' -o -name '*.yml' \) | while read -r file; do \
+		cp "$$file" "$(FUZZ_DIR)/seeds/$$(echo "$$file" | tr / _)"; done
+	$$($(SWIFT) build $(FUZZ_BUILD_FLAGS) --show-bin-path)/jobrunner-fuzz $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds \
+		-dict=Fuzz/job-file.dict -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix=$(FUZZ_DIR)/artifacts/ -print_final_stats=1
+	@ls $(FUZZ_DIR)/artifacts | sed 's|^|crash or hang kept: $(FUZZ_DIR)/artifacts/|'
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests plugins Package.swift

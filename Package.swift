@@ -94,6 +94,12 @@ let package = Package(
             name: "jobrunner",
             dependencies: ["JobRunnerCLI"]
         ),
+        // `make fuzz`: libFuzzer on job-file loading (built with -sanitize=fuzzer there only).
+        .executableTarget(
+            name: "jobrunner-fuzz",
+            dependencies: ["JobRunnerYAML", "JobRunnerCore"],
+            path: "Fuzz/JobFileFuzzer"
+        ),
         .target(
             name: "JobRunnerTesting",
             dependencies: ["JobRunnerCore"]

@@ -16,10 +16,15 @@
    per occurrence, RSS and the state directory's size against `retention:`; then 10,000 jobs
    `every: 1h`, served until their first occurrences are done, and the runner's CPU over 30 s
    of idleness. No peer: these figures stand alone.
+7. Scale (`--only scale`): 100,000 `noop.ok` plugin jobs in chains of 10 (pipeline
+   maxConcurrent 8): the run's jobs/s, its peak RSS and the database's size; `status` and
+   `status --json` on that finished run; `validate` of the 100,000-job file and of a 10,000-job
+   one; and a run killed with SIGKILL half way, then resumed: the time from the resuming
+   command's start to its first `started` event. Medians of --scale-rounds rounds.
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
        [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
-       [--only dag|plugins|schedule]
+       [--scale-rounds 3] [--only dag|plugins|schedule|scale]
 """
 import argparse
 import datetime
@@ -592,6 +597,102 @@ def schedule_benchmark(jobrunner, work, seconds, busy_jobs=1000, idle_jobs=10_00
     print(f"  load         : {os.getloadavg()[0]:.2f} (1-minute load average at the end)")
 
 
+def write_chains(directory, count):
+    """The 100,000-job file of the scale row: `noop.ok` jobs in chains of 10, maxConcurrent 8."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "chains.yaml")
+    with open(path, "w") as f:
+        f.write("pipelines:\n  p:\n    maxConcurrent: 8\njobs:\n")
+        for i in range(count):
+            f.write(f"  job-{i}:\n    pipeline: p\n    plugin: noop.ok\n")
+            if i % 10:
+                f.write(f"    needs: [job-{i - 1}]\n")
+    return path
+
+
+def cpu_and_wall(argv, cwd, rounds):
+    """Medians of (wall seconds, CPU seconds, peak RSS KiB) of `rounds` runs of argv."""
+    walls, cpus, peaks = [], [], []
+    for _ in range(rounds):
+        wall, peak = timed(argv, cwd, cpu=cpus)
+        walls.append(wall)
+        peaks.append(peak)
+    return statistics.median(walls), statistics.median(cpus), max(peaks)
+
+
+def resume_latency(jobrunner, directory, path, count):
+    """Kills a run with SIGKILL once half its jobs succeeded, then resumes it: seconds from the
+    resuming command's start to its first `started` event, and how many jobs ran twice."""
+    state = os.path.join(directory, "state-resume")
+    events = os.path.join(directory, "resume-1.jsonl")
+    proc = subprocess.Popen([jobrunner, "run", "--state", state, "--progress", "none", "--events", events, path],
+                            cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    succeeded = 0
+    while proc.poll() is None and succeeded < count // 2:
+        time.sleep(0.2)
+        if os.path.exists(events):
+            with open(events, "rb") as f:
+                succeeded = f.read().count(b'"event": "succeeded"')
+    proc.kill()
+    proc.wait()
+    second = os.path.join(directory, "resume-2.jsonl")
+    open(second, "w").close()
+    start = time.perf_counter()
+    proc = subprocess.Popen([jobrunner, "run", "--state", state, "--progress", "none", "--events", second, path],
+                            cwd=directory, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = None
+    while first is None and proc.poll() is None:
+        with open(second, "rb") as f:
+            if b'"event": "started"' in f.read():
+                first = time.perf_counter() - start
+        time.sleep(0.005)
+    proc.wait()
+    done = set()
+    twice = 0
+    for name in (events, second):
+        with open(name) as f:
+            for line in f:
+                event = json.loads(line)
+                if event.get("event") == "succeeded":
+                    twice += event["job"] in done
+                    done.add(event["job"])
+    return first, succeeded, len(done), twice
+
+
+def scale_benchmark(jobrunner, work, rounds, count=100_000):
+    directory = os.path.join(work, "scale")
+    path = write_chains(directory, count)
+    phases, walls, peaks, sizes = [], [], [], []
+    for round_ in range(rounds):
+        state = os.path.join(directory, f"state-{round_}")
+        wall, peak = timed([jobrunner, "run", "--state", state, "--progress", "none", path], cwd=directory)
+        walls.append(wall)
+        peaks.append(peak)
+        phases.append(run_phase(jobrunner, state))
+        sizes.append(os.path.getsize(os.path.join(state, "db", "data.mdb")))
+    phase = statistics.median(phases)
+    print(f"scale: {count:,} noop.ok plugin jobs in chains of 10, maxConcurrent 8, every transition durable:")
+    print(f"  run        : median of {rounds}: {phase:.2f} s = {count / phase:,.0f} jobs/s (target: 10,000); "
+          f"whole command {statistics.median(walls):.2f} s; peak RSS {max(peaks) / 1024:.0f} MiB (target: 150); "
+          f"data.mdb {statistics.median(sizes) / 2**20:.0f} MiB")
+    state = os.path.join(directory, "state-0")
+    wall, cpu, _ = cpu_and_wall([jobrunner, "status", "--state", state], directory, 5)
+    print(f"  status     : {wall:.3f} s wall, {cpu:.3f} s CPU, median of 5 (target: 0.3 s)")
+    wall, cpu, _ = cpu_and_wall([jobrunner, "status", "--json", "--state", state], directory, 5)
+    print(f"  status json: {wall:.3f} s wall, {cpu:.3f} s CPU, median of 5 (target: 1 s)")
+    wall, cpu, peak = cpu_and_wall([jobrunner, "validate", path], directory, 3)
+    print(f"  validate   : {count:,} jobs {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {peak / 1024:.0f} MiB, "
+          f"median of 3 (target: 1.5 s)")
+    small = write_big(os.path.join(work, "scale-small"), 10_000)
+    wall, cpu, _ = cpu_and_wall([jobrunner, "validate", small], work, 5)
+    print(f"  validate   : 10,000 jobs {wall:.3f} s wall, {cpu:.3f} s CPU, median of 5 (target: 0.2 s)")
+    first, killed_after, done, twice = resume_latency(jobrunner, directory, path, count)
+    words = f"{first:.2f} s" if first is not None else "no attempt started"
+    print(f"  resume     : killed (SIGKILL) after {killed_after:,} succeeded; the resuming run's first attempt "
+          f"started after {words} (target: 1 s); {done:,} jobs succeeded in all, {twice} twice")
+    print(f"  load       : {os.getloadavg()[0]:.2f} (1-minute load average at the end; this machine is shared)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
@@ -605,13 +706,18 @@ def main():
                         help="jobs every: 1h of the schedule row's idle part")
     parser.add_argument("--idle-timeout", type=float, default=1200,
                         help="seconds the idle part waits for the first occurrences before reporting it is not idle")
-    parser.add_argument("--only", choices=["dag", "plugins", "schedule"], help="run one benchmark")
+    parser.add_argument("--scale-rounds", type=int, default=3, help="rounds of the 100,000-job run")
+    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale"], help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
 
     work = tempfile.mkdtemp(prefix="jobrunner-bench.")
     if args.only == "plugins":
         plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
+        shutil.rmtree(work, ignore_errors=True)
+        return
+    if args.only == "scale":
+        scale_benchmark(jobrunner, work, args.scale_rounds)
         shutil.rmtree(work, ignore_errors=True)
         return
     if args.only == "schedule":
@@ -633,6 +739,7 @@ def main():
     plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
     schedule_benchmark(jobrunner, work, args.schedule_seconds, idle_jobs=args.idle_jobs,
                            idle_timeout=args.idle_timeout)
+    scale_benchmark(jobrunner, work, args.scale_rounds)
     shutil.rmtree(work, ignore_errors=True)
 
 

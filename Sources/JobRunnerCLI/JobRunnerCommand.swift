@@ -15,10 +15,12 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             """,
         version: JobRunnerVersion.current,
         subcommands: [
-            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self, PruneCommand.self,
+            RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self,
+            PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
-            PluginsCommand.self, NextCommand.self, PluginCallCommand.self,
+            PluginsCommand.self, NextCommand.self, PluginCallCommand.self, WaitCommand.self,
+            VersionCommand.self,
         ]
     )
 
@@ -30,20 +32,40 @@ public struct JobRunnerCommand: AsyncParsableCommand {
         // A reader of `--events -` or of the progress lines that goes away (`| head`) must not
         // kill a runner with SIGPIPE mid-run: writes to it fail instead, and the run goes on.
         signal(SIGPIPE, SIG_IGN)
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot(arguments)
+            command = try parseAsRoot(arguments)
+        } catch {
+            exitReporting(error, usage: true)
+        }
+        do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                printError(fullMessage(for: error))
-                Foundation.exit(ExitStatus.invalid)
-            }
-            exit(withError: error)
+            // A command's own error has no usage to show: the command line was fine.
+            exitReporting(error, usage: false)
         }
+    }
+
+    /// Prints an error with the one prefix every message of the command line has
+    /// (`jobrunner: `), and exits with its status: usage errors 2 (SPEC 4), not ArgumentParser's 64.
+    private static func exitReporting(_ error: any Error, usage: Bool) -> Never {
+        let code = exitCode(for: error)
+        if code == .validationFailure {
+            var text = usage ? fullMessage(for: error) : message(for: error)
+            if text.hasPrefix("Error: ") { text = "jobrunner: " + text.dropFirst("Error: ".count) }
+            printError(text.hasPrefix("jobrunner: ") ? text : "jobrunner: " + text)
+            Foundation.exit(ExitStatus.invalid)
+        }
+        if code != .success, error as? ExitCode == nil, error as? CleanExit == nil {
+            let text = message(for: error)
+            if !text.isEmpty { printError("jobrunner: " + text) }
+            Foundation.exit(code.rawValue)
+        }
+        exit(withError: error)
     }
 }
 
@@ -76,7 +98,10 @@ enum ExitStatus {
     static let stateUnusable: Int32 = 3
 }
 
-/// Writes a line to standard error.
+/// Writes a line (or several) to standard error. Messages quote what users and jobs wrote (a
+/// job name on the command line, a reason from the store): every control character but the
+/// line breaks between lines is shown escaped, so none reaches the terminal as such.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(VisibleText.escaped)
+    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
 }

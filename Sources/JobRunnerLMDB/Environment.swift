@@ -30,7 +30,7 @@ final class Environment: @unchecked Sendable {
         do {
             try LMDBError.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-            try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o644), "mdb_env_open")
+            try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open")
         } catch {
             mdb_env_close(env)
             throw error
@@ -141,6 +141,19 @@ struct Transaction: ~Copyable {
     )
         throws(LMDBError)
     {
+        try scanInPlace(dbi, prefix: prefix) { key, value throws(LMDBError) in
+            try visit(Array(key), Array(value))
+        }
+    }
+
+    /// Like ``scan(_:prefix:_:)``, handing over the bytes where LMDB keeps them: valid only
+    /// during the call, and copied only by a visitor that keeps them.
+    func scanInPlace(
+        _ dbi: MDB_dbi, prefix: [UInt8],
+        _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> Void
+    )
+        throws(LMDBError)
+    {
         var cursor: OpaquePointer?
         try LMDBError.check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
         defer { mdb_cursor_close(cursor) }
@@ -154,9 +167,9 @@ struct Transaction: ~Copyable {
                 : mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
         }
         while code == 0 {
-            let keyBytes = Self.bytes(key)
+            let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
             guard keyBytes.starts(with: prefix) else { return }
-            try visit(keyBytes, Self.bytes(value))
+            try visit(keyBytes, UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
         if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }

@@ -22,7 +22,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     ///   a message that says what to do.
     public init(directory: String, mapSize: Int = 8 << 30) throws(StoreError) {
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError(
                 .unusable,
@@ -99,7 +100,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 
     // MARK: Reading
 
-    private func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result)
+    func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result)
         throws(StoreError) -> Result
     {
         let tables = environment.tables
@@ -130,8 +131,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var snapshot = RunSnapshot(run: try decoder.decode(RunRecord.self, from: Data(runBytes)))
             let prefix = StoreKey.runPrefix(runID)
-            try txn.scan(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
-                let job = try Self.decode(JobRecord.self, value, decoder)
+            try txn.scanInPlace(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
+                let job = try Self.decodeJob(value, decoder)
                 snapshot.jobs[job.jobID] = job
             }
             try txn.scan(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
@@ -217,7 +218,16 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    private static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
+    /// A stored job record: read directly when it is as ``RecordJSON`` writes it, else by
+    /// `JSONDecoder` (records of earlier versions).
+    static func decodeJob(_ bytes: UnsafeRawBufferPointer, _ decoder: JSONDecoder) throws(LMDBError)
+        -> JobRecord
+    {
+        if let record = RecordJSON.decodeJob(bytes) { return record }
+        return try decode(JobRecord.self, Array(bytes), decoder)
+    }
+
+    static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
         throws(LMDBError) -> Value
     {
         do {

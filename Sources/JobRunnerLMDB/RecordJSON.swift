@@ -27,6 +27,8 @@ enum RecordJSON {
         writer.member("finishedAt", job.finishedAt)
         writer.member("nextAttemptAt", job.nextAttemptAt)
         writer.member("waitingSince", job.waitingSince)
+        if job.allowFailure { writer.member("allowFailure", true) }
+        if job.when != .success { writer.member("when", job.when.rawValue) }
         writer.endObject()
         return writer.bytes
     }

@@ -15,29 +15,96 @@ public struct StateDirectory: Sendable {
     }
 
     public var databasePath: String { path + "/db" }
-    public var logsPath: String { path + "/logs" }
+    public var logsPath: String { path + "/" + Self.logsFolder }
+    /// The folder of attempt logs, relative to the state directory, as attempt records store it.
+    public static let logsFolder = "logs"
+
+    /// An attempt log's path as stored, made usable: a relative one is under this directory; an
+    /// absolute one (stored by earlier versions) is taken as is while it exists, else looked for
+    /// at the same place under this directory's `logs` (the state directory was moved).
+    public func resolveLogPath(_ stored: String) -> String {
+        guard stored.hasPrefix("/") else { return path + "/" + stored }
+        if FileManager.default.fileExists(atPath: stored) { return stored }
+        let parts = stored.split(separator: "/").map(String.init)
+        if let index = parts.lastIndex(of: Self.logsFolder) {
+            return ([logsPath] + parts[(index + 1)...]).joined(separator: "/")
+        }
+        return stored
+    }
     public var lockPath: String { path + "/runner.lock" }
 
     /// Whether a database exists here (read-only commands say so instead of creating one).
-    public var hasDatabase: Bool { FileManager.default.fileExists(atPath: databasePath + "/data.mdb") }
+    /// Also true when the state path is there but cannot be used (a file where a directory
+    /// belongs, no permission to look inside), so that opening it says why instead of
+    /// "no runs yet".
+    public var hasDatabase: Bool {
+        var info = stat()
+        if stat(databasePath + "/data.mdb", &info) == 0 { return true }
+        return errno != ENOENT
+    }
 
-    /// Creates the directory if needed; fails with exit-3 errors when the path cannot be one.
+    /// Creates the directory if needed, readable by its owner only (SPEC 3.1: `0700`, its files
+    /// `0600`); fails with exit-3 errors when the path cannot be one. A directory made by an
+    /// older jobrunner with wider permissions is narrowed.
     public func prepare() throws(StoreError) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw StoreError(
-                    .unusable,
-                    "the state path \(path) is a file, not a directory; remove it or pass --state DIR")
-            }
-        }
+        try checkPlaces()
         do {
-            try FileManager.default.createDirectory(atPath: logsPath, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
             throw StoreError(
                 .unusable,
                 "cannot create the state directory \(path): \(error.localizedDescription); pass --state DIR with a writable directory"
             )
+        }
+        do {
+            let ownerOnly: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: ownerOnly)
+            try FileManager.default.createDirectory(
+                atPath: logsPath, withIntermediateDirectories: true, attributes: ownerOnly)
+            var info = stat()
+            if stat(path, &info) == 0, info.st_uid == getuid(), info.st_mode & 0o077 != 0 {
+                chmod(path, 0o700)
+            }
+        } catch {
+            throw StoreError(
+                .unusable,
+                "cannot create the logs directory \(logsPath): \(error.localizedDescription); check the permissions of \(path) or pass --state DIR"
+            )
+        }
+    }
+
+    /// Fails with a sentence when the state path, its `db/` or its `logs/` is there but is not a
+    /// directory, or when the state directory cannot be read; what does not exist yet is fine.
+    func checkPlaces() throws(StoreError) {
+        let places = [
+            (path, "the state path", "remove it or pass --state DIR"),
+            (
+                databasePath, "\(databasePath), where the state database belongs,",
+                "move it aside or pass --state DIR"
+            ),
+            (logsPath, "\(logsPath), where the attempt logs belong,", "move it aside or pass --state DIR"),
+        ]
+        for (place, name, remedy) in places {
+            var info = stat()
+            guard stat(place, &info) == 0 else {
+                let error = errno
+                if error == ENOENT { continue }
+                throw StoreError(
+                    .unusable,
+                    "cannot use the state directory \(path): \(place): \(String(cString: strerror(error))); check its permissions or pass --state DIR"
+                )
+            }
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                let what = place == path ? "\(name) \(path)" : name
+                throw StoreError(.unusable, "\(what) is a file, not a directory; \(remedy)")
+            }
+            guard access(place, R_OK | X_OK) == 0 else {
+                throw StoreError(
+                    .unusable,
+                    "cannot read the directory \(place): \(String(cString: strerror(errno))); check its permissions or pass --state DIR"
+                )
+            }
         }
     }
 
@@ -55,22 +122,26 @@ public struct StateDirectory: Sendable {
                 "cannot open the state directory \(path): \(String(cString: strerror(errno))); check its permissions"
             )
         }
+        // The pid file's own flock orders taking the lock with writing the pid: a runner holds
+        // it from before it tries the directory until its pid is written, and a runner that
+        // loses reads the pid only once it holds that flock in turn. So a loser always reads the
+        // winner's pid, never an empty file nor a pid left by a runner that has died.
+        let pidFile = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        defer { if pidFile >= 0 { close(pidFile) } }
+        if pidFile >= 0 { Self.waitForFlock(pidFile, LOCK_EX) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             close(fd)
-            let who = recordedPID().map { "another jobrunner (pid \($0))" } ?? "another jobrunner"
+            let holder = pidFile >= 0 ? Self.readPID(fd: pidFile) : recordedPID()
+            let who = holder.map { "another jobrunner (pid \($0))" } ?? "another jobrunner"
             throw StoreError(
                 .locked,
                 "the state directory \(path) is in use by \(who); wait for it to finish, stop it, or pass --state DIR"
             )
         }
-        // Written aside and renamed into place, so a losing racer reads a whole pid.
-        let staging = "\(lockPath).\(getpid())"
-        let pidFile = open(staging, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if pidFile >= 0 {
             let text = Array("\(getpid())\n".utf8)
-            _ = text.withUnsafeBytes { write(pidFile, $0.baseAddress, $0.count) }
-            close(pidFile)
-            if rename(staging, lockPath) != 0 { unlink(staging) }
+            _ = ftruncate(pidFile, 0)
+            _ = text.withUnsafeBytes { pwrite(pidFile, $0.baseAddress, $0.count, 0) }
         }
         return RunnerLock(fd: fd)
     }
@@ -87,11 +158,18 @@ public struct StateDirectory: Sendable {
         return recordedPID()
     }
 
+    /// The pid in `runner.lock`, read under its flock (held by a runner only while it writes).
     private func recordedPID() -> Int32? {
         let fd = open(lockPath, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        Self.waitForFlock(fd, LOCK_SH)
         return Self.readPID(fd: fd)
+    }
+
+    /// Takes an flock, waiting for it: the pid file's is only ever held for a few system calls.
+    private static func waitForFlock(_ fd: Int32, _ operation: Int32) {
+        while flock(fd, operation) != 0 && errno == EINTR {}
     }
 
     private static func readPID(fd: Int32) -> Int32? {
@@ -105,7 +183,8 @@ public struct StateDirectory: Sendable {
 
     /// Opens the database.
     public func openStore() throws(StoreError) -> LMDBQueueStore {
-        try LMDBQueueStore(directory: databasePath)
+        try checkPlaces()
+        return try LMDBQueueStore(directory: databasePath)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import JobRunnerCore
 import Synchronization
 
 /// An attempt's log file, capped by keeping the head and the tail (SPEC 5.2): the first
@@ -19,8 +20,12 @@ public final class CappedLog: Sendable {
     private let state: Mutex<State>
 
     /// A log that will be written to `path` (truncated) once there is output.
-    public init(path: String, limit: Int = CappedLog.defaultLimit) {
-        state = Mutex(State(path: path, headLimit: limit / 2, tailLimit: limit - limit / 2))
+    /// - Parameter masker: the secrets replaced by `***` before anything is kept (SPEC 3.1); a
+    ///   secret split across two appends is masked too.
+    public init(path: String, limit: Int = CappedLog.defaultLimit, masker: SecretMasker = .none) {
+        var state = State(path: path, headLimit: limit / 2, tailLimit: limit - limit / 2)
+        if !masker.isEmpty { state.masking = MaskingStream(masker) }
+        self.state = Mutex(state)
     }
 
     deinit {
@@ -33,7 +38,11 @@ public final class CappedLog: Sendable {
 
     /// Adds output bytes.
     public func append(_ bytes: UnsafeRawBufferPointer) {
-        state.withLock { $0.append(bytes) }
+        state.withLock { state in
+            guard state.masking != nil else { return state.append(bytes) }
+            let masked = state.masking?.feed(bytes) ?? []
+            masked.withUnsafeBytes { state.append($0) }
+        }
     }
 
     /// Adds a line of text, e.g. jobrunner's own note about why an attempt could not start.
@@ -44,7 +53,13 @@ public final class CappedLog: Sendable {
 
     /// Writes the kept tail and closes the file.
     public func finish() {
-        state.withLock { $0.finish() }
+        state.withLock { state in
+            if let rest = state.masking?.finish() {
+                state.masking = nil
+                rest.withUnsafeBytes { state.append($0) }
+            }
+            state.finish()
+        }
     }
 
     private struct State {
@@ -59,6 +74,8 @@ public final class CappedLog: Sendable {
         var tailStart = 0
         var cut = 0
         var finished = false
+        /// Secrets not yet masked because they may continue in the next append.
+        var masking: MaskingStream?
 
         init(path: String, headLimit: Int, tailLimit: Int) {
             self.path = path
@@ -70,12 +87,15 @@ public final class CappedLog: Sendable {
         private mutating func ensureOpen() -> Bool {
             if fd >= 0 { return true }
             if openError != nil { return false }
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            // Owner only (SPEC 3.1): a log may hold what a job printed about its credentials.
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             if fd < 0 && errno == ENOENT {
                 // First output of this job: make its directory (and the run's).
                 let directory = (path as NSString).deletingLastPathComponent
-                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                try? FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             }
             if fd < 0 { openError = "cannot write \(path): \(String(cString: strerror(errno)))" }
             return fd >= 0

@@ -333,11 +333,13 @@ public struct ChildProcess: Sendable {
     private static func openForAppending(_ path: String) throws -> FileDescriptor {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        // Owner only, like every file of the state directory (SPEC 3.1).
         return try FileDescriptor.open(
             FilePath(path), .writeOnly, options: [.create, .append, .closeOnExec],
-            permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            permissions: [.ownerReadWrite])
     }
 }
 

@@ -19,7 +19,23 @@ public struct ShellConstraints: ConstraintRunner {
 
     /// Runs `satisfy`; a failure carries the line that jobs waiting on it quote.
     public func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome {
+        Self.judge(await run(constraint.satisfy, of: constraint), of: constraint)
+    }
+
+    /// Runs `satisfy` and writes its output (the last 64 KiB of it) to `logPath`.
+    public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
         let outcome = await run(constraint.satisfy, of: constraint)
+        let directory = (logPath as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A log that cannot be written loses only this copy of the output; the outcome stands.
+        _ = FileManager.default.createFile(
+            atPath: logPath, contents: Data(outcome.output), attributes: [.posixPermissions: 0o600])
+        return Self.judge(outcome, of: constraint)
+    }
+
+    private static func judge(_ outcome: ChildProcess.Outcome, of constraint: ConstraintDefinition)
+        -> SatisfyOutcome
+    {
         let line = outcome.lastLine
         switch outcome.termination {
         case .exited(0):

@@ -18,14 +18,17 @@ public struct ShellHandler: JobHandler {
     public var baseEnvironment: [String: String]
     /// Bytes of output kept per attempt (SPEC 5.2).
     public var logLimit: Int
+    /// Masked in logs as they are written (SPEC 3.1).
+    public var secrets: Secrets
     private let directories = KnownDirectories()
 
     /// A handler whose children take their turn in `slots`.
     public init(
         slots: ChildSlots, clock: any RunnerClock = SystemClock(),
         baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
-        logLimit: Int = CappedLog.defaultLimit
+        logLimit: Int = CappedLog.defaultLimit, secrets: Secrets = Secrets()
     ) {
+        self.secrets = secrets
         self.slots = slots
         self.clock = clock
         self.baseEnvironment = baseEnvironment
@@ -56,15 +59,7 @@ public struct ShellHandler: JobHandler {
     }
 
     /// Upper case, every character other than A-Z and 0-9 as `_` (SPEC 5.7).
-    public static func environmentName(_ text: String) -> String {
-        String(
-            text.uppercased().unicodeScalars.map { scalar -> Character in
-                switch scalar {
-                case "A"..."Z", "0"..."9": return Character(scalar)
-                default: return "_"
-                }
-            })
-    }
+    public static func environmentName(_ text: String) -> String { EnvironmentName.of(text) }
 
     /// Runs one attempt and turns how its process ended into the attempt's result (SPEC 5.2).
     public func run(_ request: AttemptRequest) async -> AttemptResult {
@@ -79,7 +74,7 @@ public struct ShellHandler: JobHandler {
             program = first.contains("/") ? .path(first) : .name(first)
             arguments = Array(argv.dropFirst())
         case .plugin(let plugin, let handler):
-            let log = CappedLog(path: request.logPath, limit: logLimit)
+            let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
             log.appendLine("jobrunner: plugin handler \(plugin).\(handler) cannot run in the shell handler")
             log.finish()
             return AttemptResult(outcome: .failed, reason: "not a shell job")
@@ -93,7 +88,7 @@ public struct ShellHandler: JobHandler {
             directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
         files.clear()
         defer { files.remove() }
-        let log = CappedLog(path: request.logPath, limit: logLimit)
+        let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
         defer { log.finish() }
         let outputFiles: [String: String]
         do {
@@ -159,12 +154,19 @@ extension HandlerSpec {
 }
 
 /// Directories already made, so each run's directory is created once, not once per attempt.
+/// Forgotten past a bound: under `serve` each occurrence is a run with a directory of its own,
+/// and a set of every one would grow for as long as the server lives.
 private final class KnownDirectories: Sendable {
+    private static let limit = 1_024
     private let made = Mutex<Set<String>>([])
 
     func ensure(_ path: String) throws {
         if made.withLock({ $0.contains(path) }) { return }
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        made.withLock { _ = $0.insert(path) }
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        made.withLock {
+            if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
+            $0.insert(path)
+        }
     }
 }

@@ -16,18 +16,23 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { "\(location): \(severity.rawValue): \(message)" }
+    /// One line: control characters and line breaks taken from the job file (a quoted value, a
+    /// file name) are shown as escapes, so that nothing spills onto a line without a location.
+    public var description: String {
+        VisibleText.escaped("\(location): \(severity.rawValue): \(message)")
+    }
 }
 
 extension [Diagnostic] {
     /// Whether any of these is an error (warnings do not stop a run).
     public var hasErrors: Bool { contains { $0.severity == .error } }
 
-    /// Sorted by file, line and column, so output reads top to bottom.
+    /// Sorted by file, line and column, so output reads top to bottom; problems at one place
+    /// keep their order (a file's closing "… and N more" line stays last).
     public func sortedByLocation() -> [Diagnostic] {
-        sorted {
-            ($0.location.file, $0.location.line, $0.location.column)
-                < ($1.location.file, $1.location.line, $1.location.column)
-        }
+        enumerated().sorted {
+            ($0.element.location.file, $0.element.location.line, $0.element.location.column, $0.offset)
+                < ($1.element.location.file, $1.element.location.line, $1.element.location.column, $1.offset)
+        }.map(\.element)
     }
 }

@@ -3,11 +3,12 @@
 enum JobFileKeys {
     static let topLevel = [
         "version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs", "retention",
+        "secrets",
     ]
     static let job = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
         "constraints", "timeout", "killGrace", "retry", "every", "cron", "catchUp", "overlap", "timezone",
-        "isolation", "enabled",
+        "isolation", "enabled", "matrix", "allowFailure", "when",
     ]
     static let retry = ["attempts", "backoff", "delay", "factor", "maxDelay", "jitter", "on", "maxElapsed"]
     static let pipeline = ["maxConcurrent", "order", "requiresInternet"]

@@ -14,19 +14,26 @@ public enum JobFileLoader {
         /// The jobs as read, also when there were errors: what the checks this module cannot
         /// make (plugins) look at, so that every problem is reported at once.
         public var jobsAsRead: Workload
+        /// Every problem, at most ``DiagnosticList/perFile`` of them listed per file.
+        private let problems: DiagnosticList
 
-        init(jobsAsRead: Workload, diagnostics: [Diagnostic], files: [String]) {
-            let sorted = diagnostics.sortedByLocation()
+        init(jobsAsRead: Workload, problems: DiagnosticList, files: [String]) {
+            // The jobs of one matrix share their places in the file, and so their problems.
+            var seen = Set<Diagnostic>()
+            let sorted = problems.all.sortedByLocation().filter { seen.insert($0).inserted }
             self.workload = sorted.hasErrors ? nil : jobsAsRead
             self.diagnostics = sorted
             self.files = files
             self.jobsAsRead = jobsAsRead
+            self.problems = problems
         }
 
         /// This result with the problems found by a check this module cannot make (plugins);
         /// an error among them takes the workload away.
         public func adding(_ more: [Diagnostic]) -> Result {
-            Result(jobsAsRead: jobsAsRead, diagnostics: diagnostics + more, files: files)
+            var problems = self.problems
+            problems.append(contentsOf: more)
+            return Result(jobsAsRead: jobsAsRead, problems: problems, files: files)
         }
     }
 
@@ -70,11 +77,23 @@ public enum JobFileLoader {
 
     /// Loads and checks the job files among `paths` (files and directories); checks this module
     /// cannot make are added with ``Result/adding(_:)``.
-    public static func load(paths: [String]) -> Result {
+    /// - Parameter environment: what `${NAME}` in `env:` and `with:` reads (SPEC 3.1).
+    public static func load(
+        paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Result {
         let (files, found) = jobFiles(in: paths)
-        var diagnostics = found
+        var diagnostics = DiagnosticList()
+        diagnostics.append(contentsOf: found)
         var parsed: [ParsedFile] = []
         for (index, file) in files.enumerated() {
+            if let size = fileSize(file), size > maxFileSize {
+                diagnostics.append(
+                    Diagnostic(
+                        at: SourceLocation(file: file, line: 1, column: 1),
+                        "this file has \(size) bytes; job files may have at most \(maxFileSize) (64 MiB): split it"
+                    ))
+                continue
+            }
             guard let data = FileManager.default.contents(atPath: file) else {
                 diagnostics.append(
                     Diagnostic(
@@ -88,27 +107,38 @@ public enum JobFileLoader {
                         at: SourceLocation(file: file, line: 1, column: 1), "this file is not UTF-8 text"))
                 continue
             }
-            var parser = JobFileParser(path: file, fileIndex: index)
+            var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
             parsed.append(parser.parse(text: text))
-            diagnostics.append(contentsOf: parser.diagnostics)
+            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
-        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: files)
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: files)
+    }
+
+    /// The largest job file loaded: far beyond any hand-written one, small enough that parsing
+    /// it stays within a few GiB of memory.
+    static let maxFileSize = 64 << 20
+
+    private static func fileSize(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
-    public static func load(texts: [(path: String, text: String)])
-        -> Result
-    {
-        var diagnostics: [Diagnostic] = []
+    public static func load(
+        texts: [(path: String, text: String)],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Result {
+        var diagnostics = DiagnosticList()
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
-            var parser = JobFileParser(path: file.path, fileIndex: index)
+            var parser = JobFileParser(path: file.path, fileIndex: index, environment: environment)
             parsed.append(parser.parse(text: file.text))
-            diagnostics.append(contentsOf: parser.diagnostics)
+            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
-        return Result(jobsAsRead: workload, diagnostics: diagnostics + crossFile, files: texts.map(\.path))
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: texts.map(\.path))
     }
 
     /// The jobs of the parsed files, and the problems of the checks that span files.
@@ -150,7 +180,9 @@ public enum JobFileLoader {
 
         var byID: [String: ParsedJob] = [:]
         var jobs: [ParsedJob] = []
-        for job in files.flatMap(\.jobs) {
+        let matrices = MatrixNeeds(files.flatMap(\.jobs))
+        diagnostics += matrices.clashes
+        for job in matrices.jobs {
             let id = job.definition.id
             if let first = byID[id] {
                 diagnostics.append(
@@ -233,7 +265,7 @@ public enum JobFileLoader {
         let workload = Workload(
             jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
-            retention: retention)
+            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) })
         return (workload, diagnostics)
     }
 }

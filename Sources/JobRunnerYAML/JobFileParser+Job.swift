@@ -5,15 +5,14 @@ import Yams
 extension JobFileParser {
     /// Parses one entry under `jobs:`, with the file's `defaults:` beneath it.
     /// `retry:` and `env:` merge key by key with the defaults; other keys replace them.
-    mutating func parseJob(_ entry: Entry, defaults: [String: Entry]) -> ParsedJob? {
+    /// - Returns: the job, or the jobs of its `matrix:`, with `env:` and `with:` expanded.
+    mutating func parseJob(_ entry: Entry, defaults: [String: Entry]) -> [ParsedJob] {
         let id = entry.key
         let location = reader.location(entry.keyNode)
-        if !Self.isValidName(id) {
-            reader.error(
-                entry.keyNode,
-                "job id '\(id)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)")
+        if let problem = Self.nameProblem(id, what: "job id") {
+            reader.error(entry.keyNode, problem)
         }
-        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return nil }
+        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return [] }
         let own = reader.known(fields, allowed: JobFileKeys.job, in: "job '\(id)'")
         let keys = defaults.merging(own) { _, job in job }
 
@@ -48,13 +47,16 @@ extension JobFileParser {
         var constraintLocations: [SourceLocation] = []
         var pipelineLocation = location
 
+        var raw = RawValues()
         if let node = keys["with"]?.value {
             if case .mapping = node, case .object(let object) = reader.json(node) {
                 job.parameters = object
+                raw.with = node
                 pluginLocations?.parameters = reader.location(node)
             } else if !NodeReader.isNull(node) {
                 reader.error(node, "with must be a map of parameter names to values")
             }
+            if keys["run"] != nil { checkParameterNames(node) }
         }
         for source in [defaults["env"], own["env"]].compactMap({ $0 }) {
             guard let entries = reader.entries(source.value, what: "env") else { continue }
@@ -64,6 +66,8 @@ extension JobFileParser {
                     continue
                 }
                 job.environment[variable.key] = scalar.string
+                raw.environment.removeAll { $0.key == variable.key }
+                raw.environment.append((variable.key, scalar.string, variable.value))
             }
         }
         if let node = keys["workdir"]?.value, let path = reader.nonEmptyString(node, what: "workdir") {
@@ -114,10 +118,48 @@ extension JobFileParser {
         if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") {
             job.enabled = value
         }
+        if let node = keys["allowFailure"]?.value, let value = reader.bool(node, what: "allowFailure") {
+            job.allowFailure = value
+        }
+        if let node = keys["when"]?.value,
+            let value = reader.choice(node, what: "when", as: RunCondition.self)
+        {
+            job.when = value
+            // An occurrence's needs are judged before it starts: only success is judged there.
+            if value != .success && job.schedule != nil {
+                reader.error(
+                    node,
+                    "when: \(value.rawValue) applies to one-shot jobs; job '\(id)' is periodic (every/cron), and its occurrences run only when their needs succeeded"
+                )
+            }
+        }
         job.pluginLocations = pluginLocations
-        return ParsedJob(
+        let parsed = ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
+        return expand(parsed, raw: raw, matrix: keys["matrix"])
+    }
+
+    /// A shell job sees each `with:` key as `JOBRUNNER_PARAM_<KEY>`; two keys that give one name
+    /// (`a-b`, `a_b`) would have one silently hide the other.
+    private mutating func checkParameterNames(_ node: Node) {
+        guard case .mapping(let mapping) = node else { return }
+        var seen: [String: String] = [:]
+        for (keyNode, _) in mapping {
+            guard case .scalar(let scalar) = keyNode else { continue }
+            let key = scalar.string
+            let name = "JOBRUNNER_PARAM_" + EnvironmentName.of(key)
+            guard let first = seen[name] else {
+                seen[name] = key
+                continue
+            }
+            if first != key {
+                reader.error(
+                    keyNode,
+                    "with: keys '\(first)' and '\(key)' both become the variable \(name) of this shell job; rename one of them"
+                )
+            }
+        }
     }
 
     private mutating func parseRun(_ node: Node) -> HandlerSpec? {

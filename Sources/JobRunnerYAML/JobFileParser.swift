@@ -4,20 +4,35 @@ import Yams
 
 /// Turns one job file's text into definitions, collecting every problem it finds.
 struct JobFileParser {
-    /// Ids and names: `[A-Za-z0-9_.-]{1,128}` (SPEC 3).
+    /// Ids and names: `[A-Za-z0-9_.-]{1,128}` (SPEC 3), except `.` and `..`.
     static func isValidName(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= 128 else { return false }
+        guard !name.isEmpty, name.utf8.count <= 128, name != ".", name != ".." else { return false }
         return name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x5F || byte == 0x2E || byte == 0x2D
         }
     }
 
+    /// Why `name` cannot be the id or name of `what` ("job id", "pipeline name"), or nil when
+    /// it can. An id is a directory name under the state directory's `logs/`, so `.` and `..`
+    /// (this directory, its parent) are refused besides what SPEC 3's character set excludes.
+    static func nameProblem(_ name: String, what: String) -> String? {
+        if name == "." || name == ".." {
+            return
+                "\(what) '\(name)' is not allowed: '.' and '..' name directories in file paths (a job's logs are kept under its id); choose another name"
+        }
+        guard !isValidName(name) else { return nil }
+        return "\(what) '\(name)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
+    }
+
     var reader: NodeReader
     let directory: String
     let fileIndex: Int
+    /// What `${NAME}` in `env:` and `with:` reads: the runner's environment (SPEC 3.1).
+    let environment: [String: String]
 
-    init(path: String, fileIndex: Int) {
+    init(path: String, fileIndex: Int, environment: [String: String] = [:]) {
+        self.environment = environment
         reader = NodeReader(file: path)
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         directory = (absolute as NSString).deletingLastPathComponent
@@ -27,6 +42,16 @@ struct JobFileParser {
     mutating func parse(text: String) -> ParsedFile {
         var file = ParsedFile(path: reader.file)
         let root: Node?
+        do {
+            // Without a `*` there is no alias, and nothing to count: most files skip the pass.
+            if text.utf8.contains(UInt8(ascii: "*")) { try AliasBudget.check(text) }
+        } catch {
+            reader.add(
+                Diagnostic(
+                    at: SourceLocation(file: reader.file, line: error.line, column: error.column),
+                    error.message))
+            return file
+        }
         do {
             root = try Yams.compose(yaml: text, .basic)
         } catch let error as YamlError {
@@ -90,7 +115,21 @@ struct JobFileParser {
         }
         if let jobs = top["jobs"], let entries = reader.entries(jobs.value, what: "jobs") {
             for entry in entries {
-                if let job = parseJob(entry, defaults: defaults) { file.jobs.append(job) }
+                file.jobs.append(contentsOf: parseJob(entry, defaults: defaults))
+            }
+        }
+        if let secrets = top["secrets"], !NodeReader.isNull(secrets.value),
+            let names = reader.stringList(secrets.value, what: "secrets")
+        {
+            for (name, node) in names {
+                guard Interpolation.isVariableName(name) else {
+                    reader.error(
+                        node,
+                        "secrets names environment variables; '\(name)' is not one (letters, digits and '_', not starting with a digit)"
+                    )
+                    continue
+                }
+                file.secrets.append((name, reader.location(node)))
             }
         }
         return file
@@ -98,14 +137,34 @@ struct JobFileParser {
 
     var diagnostics: [Diagnostic] { reader.diagnostics }
 
+    /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
+    var problems: DiagnosticList { reader.problems }
+
     static func diagnostic(for error: YamlError, file: String) -> Diagnostic {
         switch error {
+        case .reader(let problem, let offset, _, let yaml):
+            // libyaml names the byte offset of a character YAML does not allow (NUL, ESC, ...);
+            // the place is found again here, where the whole text is at hand.
+            if let found = TextCheck.firstForbiddenCharacter(in: yaml) {
+                return Diagnostic(
+                    at: SourceLocation(file: file, line: found.line, column: found.column),
+                    "the control character \(VisibleText.escaped(String(found.scalar))) is not allowed in a job file; remove it (write it as an escape in a double-quoted string if a value needs it)"
+                )
+            }
+            let place = offset.map { TextCheck.location(ofCharacter: $0, in: yaml) } ?? (line: 1, column: 1)
+            return Diagnostic(
+                at: SourceLocation(file: file, line: place.line, column: place.column),
+                "invalid YAML: \(problem)")
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
             .composer(let context, let problem, let mark, _):
             let place = context.map { " \($0.text)" } ?? ""
-            return Diagnostic(
-                at: SourceLocation(file: file, line: mark.line, column: mark.column),
-                "invalid YAML: \(problem)\(place)")
+            let at = SourceLocation(file: file, line: mark.line, column: mark.column)
+            if problem.hasPrefix("Maximum nesting level reached") {
+                return Diagnostic(
+                    at: at,
+                    "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file")
+            }
+            return Diagnostic(at: at, "invalid YAML: \(problem)\(place)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             // Yams stops at the first map with a repeated key; it names the first occurrence.
             let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
@@ -122,11 +181,8 @@ struct JobFileParser {
         guard let entries = reader.entries(node, what: "pipelines") else { return [] }
         var result: [PipelineDefinition] = []
         for entry in entries {
-            guard Self.isValidName(entry.key) else {
-                reader.error(
-                    entry.keyNode,
-                    "pipeline name '\(entry.key)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
-                )
+            if let problem = Self.nameProblem(entry.key, what: "pipeline name") {
+                reader.error(entry.keyNode, problem)
                 continue
             }
             var pipeline = PipelineDefinition(name: entry.key, location: reader.location(entry.keyNode))
@@ -161,10 +217,8 @@ struct JobFileParser {
         guard let entries = reader.entries(node, what: "constraints") else { return [] }
         var result: [(definition: ConstraintDefinition, location: SourceLocation)] = []
         for entry in entries {
-            guard Self.isValidName(entry.key) else {
-                reader.error(
-                    entry.keyNode,
-                    "constraint name '\(entry.key)' may only use letters, digits, '_', '.' and '-'")
+            if let problem = Self.nameProblem(entry.key, what: "constraint name") {
+                reader.error(entry.keyNode, problem)
                 continue
             }
             let what = "constraint '\(entry.key)'"

@@ -13,9 +13,12 @@ struct Entry {
 /// diagnostic at the node's line and column instead of stopping at the first.
 struct NodeReader {
     let file: String
-    private(set) var diagnostics: [Diagnostic] = []
+    /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
+    private(set) var problems = DiagnosticList()
 
     init(file: String) { self.file = file }
+
+    var diagnostics: [Diagnostic] { problems.all }
 
     func location(_ node: Node) -> SourceLocation {
         let mark = node.mark
@@ -23,14 +26,14 @@ struct NodeReader {
     }
 
     mutating func error(_ node: Node, _ message: String) {
-        diagnostics.append(Diagnostic(.error, at: location(node), message))
+        problems.append(Diagnostic(.error, at: location(node), message))
     }
 
     mutating func warning(_ node: Node, _ message: String) {
-        diagnostics.append(Diagnostic(.warning, at: location(node), message))
+        problems.append(Diagnostic(.warning, at: location(node), message))
     }
 
-    mutating func add(_ diagnostic: Diagnostic) { diagnostics.append(diagnostic) }
+    mutating func add(_ diagnostic: Diagnostic) { problems.append(diagnostic) }
 
     // Files are composed with Yams' basic resolver (no regular expression per scalar, which
     // cost most of the load time of large files); plain scalars are typed here instead, by the
@@ -85,11 +88,21 @@ struct NodeReader {
         case .alias: return "an alias"
         case .scalar:
             if isNull(node) { return "nothing (null)" }
-            return "'\(node.scalar?.string ?? "")'"
+            return "'\(Self.shortened(node.scalar?.string ?? ""))'"
         }
     }
 
-    /// The entries of a mapping, in order; reports non-string and duplicate keys.
+    /// A value as quoted in a message: its first 60 characters, so that one huge value does not
+    /// make a huge message.
+    static func shortened(_ text: String) -> String {
+        guard text.utf8.count > 60 else { return text }
+        let prefix = text.prefix(60)
+        return prefix.count < text.count ? prefix + "…" : text
+    }
+
+    /// The entries of a mapping, in order; reports non-string and duplicate keys. A merge key
+    /// (`<<: *common`, `<<: [*a, *b]`) stands for the entries of the maps it names, in its place,
+    /// less the keys the mapping sets itself (see ``mergedEntries(_:what:)``).
     mutating func entries(_ node: Node, what: String) -> [Entry]? {
         guard case .mapping(let mapping) = node else {
             error(node, "\(what) must be a map of keys to values, not \(Self.describe(node))")
@@ -97,7 +110,12 @@ struct NodeReader {
         }
         var result: [Entry] = []
         var seen: [String: Node] = [:]
+        var merged: (index: Int, entries: [Entry])?
         for (keyNode, value) in mapping {
+            if Self.isMergeKey(keyNode) {
+                merged = (result.count, mergedEntries(value, what: what))
+                continue
+            }
             guard case .scalar(let scalar) = keyNode else {
                 error(keyNode, "keys of \(what) must be plain words, not \(Self.describe(keyNode))")
                 continue
@@ -113,13 +131,17 @@ struct NodeReader {
             seen[key] = keyNode
             result.append(Entry(key: key, keyNode: keyNode, value: value))
         }
+        if let merged {
+            result.insert(contentsOf: merged.entries.filter { seen[$0.key] == nil }, at: merged.index)
+        }
         return result
     }
 
     /// Reports keys that are not in `allowed`, with a suggestion; returns the known entries by key.
     mutating func known(_ entries: [Entry], allowed: [String], in what: String) -> [String: Entry] {
         var table: [String: Entry] = [:]
-        for entry in entries {
+        // `x-` keys are the user's own (SPEC 3.1): room for anchors, notes and tools' settings.
+        for entry in entries where !entry.key.hasPrefix("x-") {
             if allowed.contains(entry.key) {
                 table[entry.key] = entry
             } else {

@@ -10,6 +10,8 @@ struct ParsedFile {
     var retention: (policy: RetentionPolicy, location: SourceLocation)?
     /// `plugins.paths`, absolute.
     var pluginPaths: [String] = []
+    /// `secrets:`: names of environment variables whose values are masked (SPEC 3.1).
+    var secrets: [(name: String, location: SourceLocation)] = []
 }
 
 /// A job with the places of the values that later checks may complain about.
@@ -20,4 +22,7 @@ struct ParsedJob {
     var constraintLocations: [SourceLocation]
     /// Where the `every:` or `cron:` value stands, for periodic jobs.
     var scheduleLocation: SourceLocation?
+    /// For one job of a `matrix:`: the id of the job as written, which `needs:` may name to
+    /// mean every job of the matrix.
+    var matrixOf: String?
 }

@@ -220,7 +220,7 @@ import Testing
 
     @Test func pluginsListsWhatItFoundAndWhatItCouldNotLoad() throws {
         let workspace = try problemWorkspace()
-        let result = try workspace.run("plugins", "jobs")
+        let result = try workspace.run("plugins", "jobs", "--all")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains(workspace.root + "/plugins") })

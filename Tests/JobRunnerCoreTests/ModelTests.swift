@@ -18,7 +18,10 @@ import Testing
 
     @Test func formatsDurations() {
         #expect(JobDuration.format(.milliseconds(5_400_000)) == "1h30m")
-        #expect(JobDuration.format(.milliseconds(1500)) == "1s500ms")
+        #expect(JobDuration.format(.milliseconds(1500)) == "1.5s")
+        #expect(JobDuration.format(.milliseconds(1024)) == "1.024s")
+        #expect(JobDuration.format(.milliseconds(61_050)) == "1m1.05s")
+        #expect(JobDuration.format(.milliseconds(250)) == "250ms")
         #expect(JobDuration.format(.zero) == "0s")
     }
 }

@@ -116,7 +116,8 @@ import Testing
     }
 
     @Test func retentionKeepsTheStoreBoundedWhileServing() async throws {
-        let harness = Harness()
+        let store = InMemoryQueueStore()
+        let harness = Harness(store: store)
         let runner = Runner(
             workload: Workload(jobs: [job("refresh")], pipelines: [], retention: RetentionPolicy(runs: 3)),
             store: harness.store, handler: harness.handler, clock: harness.clock, observer: harness.observer,
@@ -124,6 +125,7 @@ import Testing
             logger: Logger(label: "t"), randomSeed: 1, periodic: [everyMinute("refresh")])
         let task = Task { try await runner.run() }
         await harness.observer.waitFor(.succeeded, job: "refresh")
+        let readsAtStart = store.runsReadCount
         for minute in 1...8 {
             await harness.clock.waitForSleepers()
             harness.clock.advance(by: 60)
@@ -136,6 +138,9 @@ import Testing
         #expect(
             kept.count <= 3 + 2,
             "at most 3 finished runs, plus the ones that ended as it stopped: \(kept.count)")
+        #expect(
+            store.runsReadCount == readsAtStart + 1,
+            "retention decides from what the runner knows, not by reading every run back (one read here)")
     }
 
     @Test func aPeriodicJobWaitsForTheOccurrenceOfAPeriodicJobItNeeds() async throws {

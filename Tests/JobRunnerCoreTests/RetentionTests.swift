@@ -35,3 +35,38 @@ import Testing
         #expect(Set(policy.runsToPrune(runs, now: now, keeping: ["current"])) == ["done", "skipped"])
     }
 }
+
+@Suite struct FinishedRunsTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func ended(_ id: String, secondsAgo: Double, state: RunState = .succeeded) -> RunRecord {
+        let end = now.addingTimeInterval(-secondsAgo)
+        return RunRecord(
+            id: id, state: state, startedAt: end.addingTimeInterval(-1),
+            finishedAt: state.isFinal ? end : nil, jobIDs: [], runnerPID: 1)
+    }
+
+    @Test func followsTheRunsThatChangesFinishAndPrunesTheOldestBeyondTheLimit() {
+        var runs = FinishedRuns([ended("a", secondsAgo: 30), ended("live", secondsAgo: 0, state: .running)])
+        #expect(runs.count == 1)
+        runs.note([.putRun(ended("b", secondsAgo: 20)), .putRun(ended("c", secondsAgo: 10))])
+        runs.note([.putRun(ended("d", secondsAgo: 5, state: .running))])
+        #expect(runs.count == 3)
+        let pruned = runs.prune(RetentionPolicy(runs: 2), now: now, keeping: [])
+        #expect(pruned == ["a"])
+        #expect(runs.count == 2, "what is pruned is forgotten")
+        #expect(runs.prune(RetentionPolicy(runs: 2), now: now, keeping: []).isEmpty)
+    }
+
+    @Test func aDeletedOrResumedRunIsForgottenAndAKeptOneStays() {
+        var runs = FinishedRuns([
+            ended("a", secondsAgo: 30), ended("b", secondsAgo: 20), ended("c", secondsAgo: 10),
+        ])
+        runs.note([.deleteRun("c")])
+        // Resumed: the run is no longer finished.
+        runs.note([.putRun(ended("b", secondsAgo: 0, state: .running))])
+        #expect(runs.count == 1)
+        #expect(runs.prune(RetentionPolicy(runs: 0), now: now, keeping: ["a"]).isEmpty)
+        #expect(runs.prune(RetentionPolicy(runs: 0), now: now, keeping: []) == ["a"])
+    }
+}

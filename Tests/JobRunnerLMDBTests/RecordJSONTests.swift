@@ -27,11 +27,14 @@ import Testing
     static func fullJob(_ text: String, state: JobState = .waiting, date: Date = dates[0]) -> JobRecord {
         var record = JobRecord(
             jobID: text, occurrence: text, pipeline: text, needs: [text, "b", ""], maxAttempts: .max,
-            state: state, reason: state.isFinal || state == .running ? .ended(.message(text)) : .waiting(.constraint(text)),
+            state: state,
+            reason: state.isFinal || state == .running ? .ended(.message(text)) : .waiting(.constraint(text)),
             attempts: .max, uncountedAttempts: .min, crashedInARow: 2,
             exitCode: .min, firstStartedAt: date, startedAt: date.addingTimeInterval(0.001),
             finishedAt: Date.distantPast, nextAttemptAt: Date(timeIntervalSince1970: 0))
         record.waitingSince = date
+        record.allowFailure = true
+        record.when = .always
         return record
     }
 

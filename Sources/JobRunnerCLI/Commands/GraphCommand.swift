@@ -14,11 +14,15 @@ struct GraphCommand: ParsableCommand {
     @Argument(help: "Job files or directories (default: jobs/).")
     var paths: [String] = []
 
+    @OptionGroup var envFiles: EnvFileOptions
+
     @Option(help: "dot or mermaid.")
     var format: Format = .dot
 
     func run() throws {
-        guard let workload = JobSet.load(paths).workload else { throw ExitCode(ExitStatus.invalid) }
+        guard let workload = JobSet.load(paths, environment: try envFiles.apply()).workload else {
+            throw ExitCode(ExitStatus.invalid)
+        }
         print(Self.render(workload, format: format), terminator: "")
     }
 

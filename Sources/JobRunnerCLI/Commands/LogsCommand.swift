@@ -4,16 +4,22 @@ import Glibc
 import JobRunnerCore
 import JobRunnerLMDB
 
-/// `jobrunner logs JOB [--attempt N] [--run ID] [-f]`.
+/// `jobrunner logs [JOB] [--attempt N] [--run ID] [-f]`.
 struct LogsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logs",
-        abstract: "Print one attempt's output (the latest attempt unless --attempt is given).")
+        abstract: "Print one attempt's output (the latest attempt unless --attempt is given).",
+        discussion: """
+            Without a job, prints the latest attempt of every job of the run, each line prefixed by \
+            its job; with -f, follows the whole run until it ends. With -f and a job that has not \
+            started, waits for it. Following ends, with a message, when the runner that writes the \
+            log is gone.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The job's id.")
-    var job: String
+    @Argument(help: "The job's id; none: every job of the run.")
+    var job: String?
 
     @Option(help: ArgumentHelp("Which attempt, counting from 1.", valueName: "n"))
     var attempt: Int?
@@ -22,8 +28,16 @@ struct LogsCommand: AsyncParsableCommand {
         name: .customLong("run"), help: ArgumentHelp("A run other than the current one.", valueName: "id"))
     var runID: String?
 
-    @Flag(name: [.short, .long], help: "Keep printing new output until the attempt ends.")
+    @Flag(name: [.short, .long], help: "Keep printing new output until the attempt (or the run) ends.")
     var follow = false
+
+    /// How often a followed log and the run's records are looked at: another process writes
+    /// them, so there is nothing to await.
+    static let pollInterval = Duration.milliseconds(200)
+
+    func validate() throws {
+        if job == nil, attempt != nil { throw ValidationError("--attempt needs a job") }
+    }
 
     func run() async throws {
         let stateDirectory = global.stateDirectory
@@ -33,46 +47,113 @@ struct LogsCommand: AsyncParsableCommand {
         }
         let (store, snapshot) = try openRun(stateDirectory, runID: runID)
         defer { store.close() }
+        guard let job else {
+            try await RunLogs(stateDirectory: stateDirectory, store: store, runID: snapshot.run.id)
+                .print(follow: follow)
+            return
+        }
         guard snapshot.jobs[job] != nil else {
-            let hint =
-                snapshot.run.jobIDs.first { $0.lowercased() == job.lowercased() }.map {
-                    "; did you mean '\($0)'?"
-                } ?? ""
-            printError("jobrunner: run \(snapshot.run.id) has no job '\(job)'\(hint)")
+            printError(
+                "jobrunner: run \(snapshot.run.id) has no job '\(job)'"
+                    + Suggestion.hint(for: job, in: snapshot.run.jobIDs))
             throw ExitCode(ExitStatus.failed)
         }
-        let attempts = snapshot.attempts[job] ?? []
-        guard let chosen = attempt.map({ number in attempts.first { $0.number == number } }) ?? attempts.last
-        else {
-            if let attempt {
-                printError("jobrunner: job '\(job)' has no attempt \(attempt); it has \(attempts.count)")
-            } else {
-                printError("jobrunner: job '\(job)' has not started yet in run \(snapshot.run.id)")
-            }
-            throw ExitCode(ExitStatus.failed)
-        }
+        let chosen = try await chooseAttempt(
+            of: job, in: snapshot, store: store, stateDirectory: stateDirectory)
         let path =
-            chosen.logPath ?? "\(stateDirectory.logsPath)/\(snapshot.run.id)/\(job)/\(chosen.number).log"
-        var offset: UInt64 = 0
-        offset = copy(path: path, from: offset)
-        guard follow else { return }
-        // Following a file that another process appends to: nothing to await, so poll a few
-        // times a second until the attempt has an outcome, then print what is left.
+            chosen.logPath.map(stateDirectory.resolveLogPath)
+            ?? LogLayout.attemptLog(
+                in: stateDirectory.logsPath, runID: snapshot.run.id, jobID: job, attempt: chosen.number)
+        if path.contains("/\(Scheduler.constraintLogFolder)/") {
+            printError(
+                "jobrunner: attempt \(chosen.number) of \(job) \(chosen.reason ?? "failed"); the output of that satisfy:"
+            )
+        }
+        var offset = LogFile.copy(path: path, from: 0)
+        guard follow, chosen.outcome == nil else {
+            if offset == 0 { explainEmpty(chosen, job: job) }
+            return
+        }
         while true {
-            try await Task.sleep(for: .milliseconds(250))
-            offset = copy(path: path, from: offset)
+            try await Task.sleep(for: Self.pollInterval)
+            offset = LogFile.copy(path: path, from: offset)
             let current = try? store.snapshot(runID: snapshot.run.id)?.attempts[job]?.first {
                 $0.number == chosen.number
             }
             if current?.outcome != nil {
-                _ = copy(path: path, from: offset)
+                _ = LogFile.copy(path: path, from: offset)
                 return
+            }
+            if stateDirectory.lockHolder() == nil {
+                _ = LogFile.copy(path: path, from: offset)
+                printError(
+                    "jobrunner: the runner that wrote this log is gone and attempt \(chosen.number) of \(job) never ended; the next `jobrunner run` resumes the run"
+                )
+                throw ExitCode(ExitStatus.failed)
             }
         }
     }
 
+    /// The attempt asked for, or the latest; with `-f`, waits for the first one to start.
+    private func chooseAttempt(
+        of job: String, in snapshot: RunSnapshot, store: LMDBQueueStore, stateDirectory: StateDirectory
+    ) async throws -> AttemptRecord {
+        var attempts = snapshot.attempts[job] ?? []
+        if let attempt {
+            guard let found = attempts.first(where: { $0.number == attempt }) else {
+                printError("jobrunner: job '\(job)' has no attempt \(attempt); it has \(attempts.count)")
+                throw ExitCode(ExitStatus.failed)
+            }
+            return found
+        }
+        if let last = attempts.last { return last }
+        let state = snapshot.jobs[job]?.state ?? .pending
+        if state.isFinal {
+            let reason = snapshot.jobs[job]?.reason.map { " (\($0.words))" } ?? ""
+            printError(
+                "jobrunner: job '\(job)' is \(state.rawValue)\(reason) and never started: it has no log")
+            throw ExitCode(ExitStatus.failed)
+        }
+        guard follow else {
+            printError(
+                "jobrunner: job '\(job)' has not started yet in run \(snapshot.run.id); `jobrunner logs -f \(job)` waits for it"
+            )
+            throw ExitCode(ExitStatus.failed)
+        }
+        printError("jobrunner: waiting for \(job) to start…")
+        while true {
+            if stateDirectory.lockHolder() == nil {
+                printError(
+                    "jobrunner: no runner works on run \(snapshot.run.id), so \(job) does not start; `jobrunner run` starts it"
+                )
+                throw ExitCode(ExitStatus.failed)
+            }
+            try await Task.sleep(for: Self.pollInterval)
+            let current = try? store.snapshot(runID: snapshot.run.id)
+            attempts = current?.attempts[job] ?? []
+            if let first = attempts.last { return first }
+            if let record = current?.jobs[job], record.state.isFinal {
+                printError(
+                    "jobrunner: job '\(job)' ended \(record.state.rawValue) without starting: it has no log")
+                throw ExitCode(ExitStatus.failed)
+            }
+        }
+    }
+
+    /// An attempt that wrote nothing still gets a line: what became of it.
+    private func explainEmpty(_ attempt: AttemptRecord, job: String) {
+        let ended =
+            attempt.outcome.map { outcome in
+                "it ended \(outcome.rawValue)" + (attempt.reason.map { " (\($0))" } ?? "")
+            } ?? "it is still running"
+        printError("jobrunner: attempt \(attempt.number) of \(job) wrote no output; \(ended)")
+    }
+}
+
+/// Copying a log file that may still grow.
+enum LogFile {
     /// Copies the file from `offset` to standard output; returns the new offset.
-    private func copy(path: String, from offset: UInt64) -> UInt64 {
+    static func copy(path: String, from offset: UInt64) -> UInt64 {
         guard let handle = FileHandle(forReadingAtPath: path) else { return offset }
         defer { try? handle.close() }
         try? handle.seek(toOffset: offset)

@@ -18,6 +18,8 @@ struct NextCommand: ParsableCommand {
     @Argument(help: "Job files or directories (default: jobs/).")
     var paths: [String] = []
 
+    @OptionGroup var envFiles: EnvFileOptions
+
     @Option(help: "How many dates to show per job (1 to 1000).")
     var count = 5
 
@@ -39,7 +41,7 @@ struct NextCommand: ParsableCommand {
     }
 
     func run() throws {
-        let jobSet = JobSet.load(paths)
+        let jobSet = JobSet.load(paths, environment: try envFiles.apply())
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         let start = from.flatMap(Self.date)
         let text = Self.render(

@@ -39,7 +39,8 @@ struct ResumeCommand: ParsableCommand {
     }
 }
 
-/// Changes a pipeline's persisted suspend count and pokes a live runner.
+/// Changes a pipeline's persisted suspend count and pokes a live runner. A name that no run
+/// has used and no suspension holds is refused (a typo would otherwise suspend nothing).
 private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirectory: StateDirectory) throws
     -> PipelineRecord
 {
@@ -47,6 +48,13 @@ private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirector
         try stateDirectory.prepare()
         let store = try stateDirectory.openStore()
         defer { store.close() }
+        let known = try knownPipelines(store)
+        if !known.isEmpty, !known.contains(pipeline) {
+            printError(
+                "jobrunner: no pipeline '\(pipeline)'\(Suggestion.hint(for: pipeline, in: known.sorted()))"
+                    + " (known: \(known.sorted().joined(separator: ", ")))")
+            throw ExitCode(ExitStatus.invalid)
+        }
         if delta < 0, (try store.pipelines()[pipeline]?.suspended ?? 0) == 0 {
             printError("jobrunner: pipeline \(pipeline) is not suspended")
             throw ExitCode(ExitStatus.failed)
@@ -60,19 +68,32 @@ private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirector
     }
 }
 
+/// The pipelines of the recent runs and those with a stored suspension; empty before the first run.
+private func knownPipelines(_ store: LMDBQueueStore) throws -> Set<String> {
+    var names = Set(try store.pipelines().filter { $0.value.suspended > 0 }.keys)
+    for run in try store.runs().suffix(20) {
+        names.formUnion(run.pipelineLimits.keys)
+    }
+    return names
+}
+
 /// Tells a live runner to look at the store now.
 private func pokeRunner(_ stateDirectory: StateDirectory) {
     if let pid = stateDirectory.lockHolder() { kill(pid, SIGUSR1) }
 }
 
-/// `retry`, `skip` and `cancel`: one shape, three kinds.
+/// `retry`, `skip` and `cancel`: one shape, three kinds, each for one job or several.
 protocol JobActionCommand: AsyncParsableCommand {
     static var kind: OperatorRequest.Kind { get }
     var global: GlobalOptions { get }
-    var job: String { get }
+    var jobs: [String] { get }
+    /// The jobs to act on when none is named (`retry --failed`); nil: naming one is required.
+    func defaultJobs(in snapshot: RunSnapshot) -> [String]?
 }
 
 extension JobActionCommand {
+    func defaultJobs(in snapshot: RunSnapshot) -> [String]? { nil }
+
     func run() async throws {
         let stateDirectory = global.stateDirectory
         guard stateDirectory.hasDatabase else {
@@ -81,45 +102,74 @@ extension JobActionCommand {
         }
         let (store, snapshot) = try openRun(stateDirectory, runID: nil)
         defer { store.close() }
-        guard snapshot.jobs[job] != nil else {
-            printError("jobrunner: run \(snapshot.run.id) has no job '\(job)'")
-            throw ExitCode(ExitStatus.failed)
-        }
-        let request = OperatorRequest(
-            id: UInt64(Date().timeIntervalSince1970 * 1_000_000_000), kind: Self.kind, jobID: job,
-            requestedAt: Date())
-        do {
-            if let pid = stateDirectory.lockHolder() {
-                try await store.commit([.putRequest(runID: snapshot.run.id, request)])
-                kill(pid, SIGUSR1)
-                print("asked the runner (pid \(pid)) to \(Self.kind.rawValue) \(job)")
+        let verb = Self.kind.rawValue
+        var names = jobs
+        if let defaults = defaultJobs(in: snapshot) {
+            names += defaults.filter { !names.contains($0) }
+            if names.isEmpty {
+                print("run \(snapshot.run.id) has no failed or cancelled job to \(verb)")
                 return
             }
-            // No runner: apply it here, holding the lock so that none starts meanwhile.
+        }
+        for name in names where snapshot.jobs[name] == nil {
+            printError(
+                "jobrunner: run \(snapshot.run.id) has no job '\(name)'"
+                    + Suggestion.hint(for: name, in: snapshot.run.jobIDs))
+            throw ExitCode(ExitStatus.failed)
+        }
+        let base = UInt64(Date().timeIntervalSince1970 * 1_000_000_000)
+        let requests = names.enumerated().map { index, name in
+            OperatorRequest(id: base + UInt64(index), kind: Self.kind, jobID: name, requestedAt: Date())
+        }
+        do {
+            if let pid = stateDirectory.lockHolder() {
+                try await store.commit(requests.map { .putRequest(runID: snapshot.run.id, $0) })
+                kill(pid, SIGUSR1)
+                print("asked the runner (pid \(pid)) to \(verb) \(names.joined(separator: ", "))")
+                return
+            }
+            // No runner: apply them here, in order, holding the lock so that none starts meanwhile.
             let lock = try stateDirectory.lockForRunner()
             defer { withExtendedLifetime(lock) {} }
-            guard let current = try store.snapshot(runID: snapshot.run.id) else {
-                throw ExitCode(ExitStatus.failed)
-            }
-            let (result, decision) = OfflineOperator.apply(request, to: current, now: Date())
-            switch result {
-            case .refused(let why):
-                printError("jobrunner: cannot \(Self.kind.rawValue) \(job): \(why)")
-                throw ExitCode(ExitStatus.failed)
-            case .applied(let what):
-                try await store.commit(decision.changes)
-                // A dead runner may have left the attempt's processes behind.
-                for case .endAttempt(_, let jobID, let attempt, let pid, let startTime) in decision.effects {
-                    await ProcessGroups().terminate(
-                        Orphan(
-                            runID: current.run.id, jobID: jobID, attempt: attempt, pid: pid,
-                            startTime: startTime))
+            var refused = false
+            var reopened = false
+            for request in requests {
+                guard let current = try store.snapshot(runID: snapshot.run.id) else {
+                    throw ExitCode(ExitStatus.failed)
                 }
-                let reopened = decision.changes.contains { if case .putRun = $0 { true } else { false } }
-                print(what + (reopened ? "; the next `jobrunner run` resumes run \(current.run.id)" : ""))
-            case .terminating:
-                throw ExitCode(ExitStatus.failed)
+                let (result, decision) = OfflineOperator.apply(request, to: current, now: Date())
+                switch result {
+                case .refused(let why):
+                    // An earlier job of the same command reopened this one already (the jobs
+                    // it blocked come with it).
+                    if Self.kind == .retry, snapshot.jobs[request.jobID]?.state.isFinal == true,
+                        current.jobs[request.jobID]?.state.isFinal == false
+                    {
+                        print("\(request.jobID) gets another chance with the jobs it blocked")
+                        continue
+                    }
+                    printError("jobrunner: cannot \(verb) \(request.jobID): \(why)")
+                    refused = true
+                case .applied(let what):
+                    try await store.commit(decision.changes)
+                    // A dead runner may have left the attempt's processes behind.
+                    for case .endAttempt(_, let jobID, let attempt, let pid, let startTime) in decision
+                        .effects
+                    {
+                        await ProcessGroups().terminate(
+                            Orphan(
+                                runID: current.run.id, jobID: jobID, attempt: attempt, pid: pid,
+                                startTime: startTime))
+                    }
+                    reopened =
+                        reopened || decision.changes.contains { if case .putRun = $0 { true } else { false } }
+                    print(what)
+                case .terminating:
+                    refused = true
+                }
             }
+            if reopened { print("the next `jobrunner run` resumes run \(snapshot.run.id)") }
+            if refused { throw ExitCode(ExitStatus.failed) }
         } catch let error as StoreError {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
@@ -131,29 +181,41 @@ struct RetryCommand: JobActionCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
         abstract:
-            "Give a failed, blocked or cancelled job, and the jobs it blocked, another chance in the current run."
+            "Give failed, blocked or cancelled jobs, and the jobs they blocked, another chance in the current run."
     )
     static let kind = OperatorRequest.Kind.retry
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The job's id.") var job: String
+    @Argument(help: "The jobs' ids.") var jobs: [String] = []
+    @Flag(help: "Retry every failed or cancelled job of the run.") var failed = false
+
+    func validate() throws {
+        if jobs.isEmpty && !failed { throw ValidationError("name the jobs to retry, or pass --failed") }
+    }
+
+    func defaultJobs(in snapshot: RunSnapshot) -> [String]? {
+        guard failed else { return nil }
+        return snapshot.run.jobIDs.filter { id in
+            snapshot.jobs[id].map { $0.state == .failed || $0.state == .cancelled } ?? false
+        }
+    }
 }
 
 struct SkipCommand: JobActionCommand {
     static let configuration = CommandConfiguration(
         commandName: "skip",
-        abstract: "Mark a job skipped (ending its running attempt); the jobs that need it may go on.")
+        abstract: "Mark jobs skipped (ending their running attempts); the jobs that need them may go on.")
     static let kind = OperatorRequest.Kind.skip
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The job's id.") var job: String
+    @Argument(help: "The jobs' ids.") var jobs: [String]
 }
 
 struct CancelCommand: JobActionCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
         abstract:
-            "Cancel a job: its running attempt's process group is terminated; the jobs that need it are blocked."
+            "Cancel jobs: their running attempts' process groups are terminated; the jobs that need them are blocked."
     )
     static let kind = OperatorRequest.Kind.cancel
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The job's id.") var job: String
+    @Argument(help: "The jobs' ids.") var jobs: [String]
 }

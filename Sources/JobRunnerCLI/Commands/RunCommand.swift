@@ -26,14 +26,50 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Start a fresh run even if an interrupted run of the same jobs could be resumed.")
     var new = false
 
+    @Option(
+        parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "Run only these jobs and the jobs they need (after the paths; several, or comma-separated).",
+            valueName: "job"))
+    var only: [String] = []
+
     func validate() throws { try session.check() }
 
     func run() async throws {
+        let names = only.flatMap { $0.split(separator: ",").map(String.init) }
         let summary = try await RunnerSession(global: global, options: session).run(
-            serve: false, startNew: new)
+            serve: false, startNew: new, only: names)
         if let signal = summary.stopSignal { throw ExitCode(128 + signal) }
         let succeeded = summary.state == .succeeded && summary.failedOccurrences == 0
         throw succeeded ? ExitCode.success : ExitCode(ExitStatus.failed)
+    }
+
+    /// The closing summary's list (SPEC 4): each job that failed, was blocked or cancelled, why, and
+    /// the `jobrunner logs` command that shows the log behind it (a blocked job's is the log of
+    /// the job that failed first on its way).
+    static func troubles(_ summary: RunSummary, state: String?) -> String {
+        let records = Dictionary(summary.troubled.map { ($0.jobID, $0) }) { first, _ in first }
+        let stateOption = state.map { " --state \(shellQuoted($0))" } ?? ""
+        return summary.troubled.map { record in
+            let word = record.isAllowedFailure ? "failed (allowed)" : record.state.rawValue
+            let reason = record.reason.map { ": \($0.words)" } ?? ""
+            var culprit = record
+            var seen: Set<String> = [record.jobID]
+            while culprit.state == .blocked, case .ended(.blockedBy(let need)) = culprit.reason,
+                let next = records[need], seen.insert(need).inserted
+            {
+                culprit = next
+            }
+            let hint =
+                culprit.attempts > 0
+                ? "  (see: jobrunner logs \(shellQuoted(culprit.jobID))\(stateOption))" : ""
+            return "  \(record.jobID) \(word)\(reason)\(hint)\n"
+        }.joined()
+    }
+
+    private static func shellQuoted(_ text: String) -> String {
+        let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@".contains($0) }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// `JOBRUNNER_ONLINE` forces the answer; else the job files' probe; else the built-in check.
@@ -54,7 +90,16 @@ struct RunCommand: AsyncParsableCommand {
         let order: [JobState] = [
             .succeeded, .skipped, .failed, .blocked, .cancelled, .waiting, .pending, .running,
         ]
-        let counts = order.compactMap { state in summary.counts[state].map { "\($0) \(state.rawValue)" } }
+        let allowed = summary.allowedFailures
+        var counts = order.compactMap { state -> String? in
+            let count = (summary.counts[state] ?? 0) - (state == .failed ? allowed : 0)
+            return count > 0 ? "\(count) \(state.rawValue)" : nil
+        }
+        if allowed > 0 {
+            counts.insert(
+                "\(allowed) failed (allowed)",
+                at: counts.firstIndex { $0.hasSuffix(" blocked") } ?? counts.count)
+        }
         let verb: String
         switch summary.state {
         case .succeeded: verb = "succeeded"

@@ -34,6 +34,8 @@ struct SessionOptions: ParsableArguments {
     @Option(help: "auto, tty (a live board), plain (a line per transition) or none.")
     var progress: Progress = .auto
 
+    @OptionGroup var envFiles: EnvFileOptions
+
     func check() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs)") }
     }
@@ -47,9 +49,20 @@ struct RunnerSession {
 
     /// Runs; returns the summary already printed. Throws an `ExitCode` for invalid job files (2)
     /// and an unusable state directory (3).
-    func run(serve: Bool, startNew: Bool) async throws -> RunSummary {
-        let jobSet = JobSet.load(options.paths)
-        guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+    /// - Parameter only: `run --only`: these jobs and what they need; empty: every job.
+    func run(serve: Bool, startNew: Bool, only: [String] = []) async throws -> RunSummary {
+        let environment = try options.envFiles.apply()
+        let jobSet = JobSet.load(options.paths, environment: environment)
+        guard var workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        if !only.isEmpty {
+            switch workload.only(only) {
+            case .success(let subset): workload = subset
+            case .failure(let unknown):
+                printError("jobrunner: --only: \(unknown)")
+                throw ExitCode(ExitStatus.invalid)
+            }
+        }
+        let secrets = Secrets(SecretMasker(values: workload.secretValues(environment: environment)))
         let stateDirectory = global.stateDirectory
         let lock: RunnerLock
         let store: LMDBQueueStore
@@ -72,29 +85,42 @@ struct RunnerSession {
         var observers: [any RunObserver] = []
         if let events = options.events { observers.append(try EventsWriter(path: events)) }
         let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
+        let logs = LogTail(directory: stateDirectory.logsPath)
         switch resolvedProgress(fd: progressFD) {
-        case .tty: observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count))
-        case .plain: observers.append(PlainProgress(fd: progressFD))
+        case .tty:
+            observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count, logs: logs))
+        case .plain: observers.append(PlainProgress(fd: progressFD, logs: logs))
         case .none, .auto: break
         }
 
         let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
         defer { pluginThreads.stop() }
-        let handlers = JobHandlers.standard(plugins: jobSet.plugins, pluginThreads: pluginThreads.pool)
+        let handlers = MaskingHandler(
+            JobHandlers.standard(
+                plugins: jobSet.plugins, pluginThreads: pluginThreads.pool, secrets: secrets),
+            secrets: secrets,
+            masksOwnLogs: { request in
+                if case .plugin = request.job.handler { false } else { true }
+            })
 
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
+        var runnerOptions = RunnerOptions(
+            maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
+            runnerPID: getpid(), serve: serve)
+        runnerOptions.storedLogDirectory = StateDirectory.logsFolder
         let runner = Runner(
             workload: workload, store: store, handler: handlers,
-            observer: ObserverList(observers),
+            observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
-            constraints: ShellConstraints(),
-            options: RunnerOptions(
-                maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
-                runnerPID: getpid(), serve: serve),
+            constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
+            options: runnerOptions,
             logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
         let reloader =
-            serve ? Reloader(paths: options.paths, files: jobSet.result.files, runner: runner) : nil
+            serve
+            ? Reloader(
+                paths: options.paths, files: jobSet.result.files, runner: runner, environment: environment,
+                secrets: secrets) : nil
         // `serve` leaves SIGTERM and SIGINT to its service group (a graceful shutdown); `run` turns
         // them into a stop itself, to exit 128 + the signal.
         let stopSignals = serve ? [] : [SIGINT, SIGTERM]
@@ -125,12 +151,13 @@ struct RunnerSession {
         } catch {
             // The runner ended its attempts before it threw; nothing already stored was changed.
             printError(
-                "jobrunner: \(error); the running attempts were ended and what was stored is kept: "
-                    + "fix the cause (free space, if the disk is full) and run again to resume")
+                secrets.masker.mask(
+                    "jobrunner: \(error); the running attempts were ended and what was stored is kept: "
+                        + "fix the cause (free space, if the disk is full) and run again to resume"))
             throw ExitCode(ExitStatus.stateUnusable)
         }
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
-        writeText(progressFD, message + "\n")
+        writeText(progressFD, secrets.masker.mask(message + "\n" + RunCommand.troubles(summary, state: global.state)))
         return summary
     }
 
@@ -159,6 +186,9 @@ struct RunnerSession {
 final class Reloader: Sendable {
     private let paths: [String]
     private let runner: Runner
+    /// The environment `${NAME}` is expanded from: the runner's, with `--env-file`, as at start.
+    private let environment: [String: String]
+    private let secrets: Secrets
     private let state: Mutex<(files: [String], stamps: [String: Stamp])>
 
     private struct Stamp: Equatable {
@@ -166,9 +196,11 @@ final class Reloader: Sendable {
         var size: Int?
     }
 
-    init(paths: [String], files: [String], runner: Runner) {
+    init(paths: [String], files: [String], runner: Runner, environment: [String: String], secrets: Secrets) {
         self.paths = paths
         self.runner = runner
+        self.environment = environment
+        self.secrets = secrets
         state = Mutex((files, Self.stamps(of: files)))
     }
 
@@ -182,7 +214,7 @@ final class Reloader: Sendable {
 
     /// Loads the job files again and hands good definitions to the runner.
     func reload() {
-        let jobSet = JobSet.load(paths)
+        let jobSet = JobSet.load(paths, environment: environment)
         let files = jobSet.result.files
         state.withLock { $0 = (files, Self.stamps(of: files)) }
         guard let workload = jobSet.workload else {
@@ -191,6 +223,7 @@ final class Reloader: Sendable {
         }
         // Standard error: standard output may carry `--events -` JSON lines.
         writeText(STDERR_FILENO, "reloaded \(workload.jobs.count) jobs from \(files.count) files\n")
+        secrets.update(SecretMasker(values: workload.secretValues(environment: environment)))
         runner.reload(workload)
     }
 

@@ -19,6 +19,12 @@ struct StatusCommand: ParsableCommand {
         help: ArgumentHelp("Show this run instead of the current one.", valueName: "id"))
     var runID: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "List every job. Without it, a run of more than \(StatusReport.fullListLimit) jobs lists only the jobs that did not succeed and counts the others."
+        ))
+    var all = false
+
     func run() throws {
         let stateDirectory = global.stateDirectory
         guard stateDirectory.hasDatabase, runID != nil || Self.hasCurrentRun(stateDirectory) else {
@@ -29,7 +35,7 @@ struct StatusCommand: ParsableCommand {
             }
             return
         }
-        let (store, snapshot) = try openRun(stateDirectory, runID: runID)
+        let (store, overview) = try openOverview(stateDirectory, runID: runID, all: all || json)
         defer { store.close() }
         let pipelines: [String: PipelineRecord]
         let schedules: [String: ScheduleRecord]
@@ -41,9 +47,14 @@ struct StatusCommand: ParsableCommand {
             throw ExitCode(ExitStatus.stateUnusable)
         }
         var report = StatusReport(
-            snapshot: snapshot, suspended: pipelines, runnerPID: stateDirectory.lockHolder())
-        if snapshot.run.occurrenceOf == nil { report.schedules = schedules }
-        print(json ? report.json() : report.table())
+            overview: overview, suspended: pipelines, runnerPID: stateDirectory.lockHolder(),
+            describing: !json)
+        if overview.run.occurrenceOf == nil { report.schedules = schedules }
+        if json {
+            report.writeJSON { bytes in writeBytes(STDOUT_FILENO, bytes) }
+        } else {
+            print(report.table())
+        }
     }
 }
 
@@ -57,12 +68,34 @@ extension StatusCommand {
     }
 }
 
+/// Opens the store beside any runner and reads what `status` shows of a run (the current one
+/// when `runID` is nil): every job's state, and the records of the jobs it lists.
+func openOverview(_ stateDirectory: StateDirectory, runID: String?, all: Bool) throws -> (
+    LMDBQueueStore, RunOverview
+) {
+    try openRun(stateDirectory, runID: runID) { store, id throws(StoreError) in
+        try store.overview(
+            runID: id, listing: { StatusReport.lists($0, jobCount: $1.jobIDs.count, all: all) },
+            withOutputs: all)
+    }
+}
+
 /// Opens the store beside any runner and reads a run (the current one when `runID` is nil).
 func openRun(_ stateDirectory: StateDirectory, runID: String?) throws -> (LMDBQueueStore, RunSnapshot) {
+    try openRun(stateDirectory, runID: runID) { store, id throws(StoreError) in try store.snapshot(runID: id)
+    }
+}
+
+/// Opens the store beside any runner and reads what `read` reads of a run (the current one
+/// when `runID` is nil); says so and exits when there is no such run or the state is unusable.
+private func openRun<Read>(
+    _ stateDirectory: StateDirectory, runID: String?,
+    _ read: (LMDBQueueStore, String) throws(StoreError) -> Read?
+) throws -> (LMDBQueueStore, Read) {
     do {
         let store = try stateDirectory.openStore()
         let id = try runID ?? store.currentRunID()
-        guard let id, let snapshot = try store.snapshot(runID: id) else {
+        guard let id, let result = try read(store, id) else {
             store.close()
             if let runID {
                 let known = (try? store.runs().map(\.id).suffix(5)) ?? []
@@ -74,7 +107,7 @@ func openRun(_ stateDirectory: StateDirectory, runID: String?) throws -> (LMDBQu
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
-        return (store, snapshot)
+        return (store, result)
     } catch let error as StoreError {
         printError("jobrunner: \(error)")
         throw ExitCode(ExitStatus.stateUnusable)

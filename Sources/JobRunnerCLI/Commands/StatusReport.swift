@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerLMDB
 
 /// What `status` shows about a run: each job's state in a person's words, and the pipelines.
 struct StatusReport {
@@ -18,64 +19,122 @@ struct StatusReport {
         var running: Int
     }
 
-    var snapshot: RunSnapshot
+    var overview: RunOverview
     var rows: [Row]
+    /// Jobs not listed, by state (the succeeded ones of a big run, unless `--all`).
+    var unlisted: [JobState: Int] = [:]
     var pipelines: [PipelineRow]
     /// Whether a runner holds the state directory now.
     var runnerPID: Int32?
     /// The periodic jobs' schedule records, by job id (SPEC 5.8).
     var schedules: [String: ScheduleRecord] = [:]
 
-    init(snapshot: RunSnapshot, suspended: [String: PipelineRecord], runnerPID: Int32?) {
-        self.snapshot = snapshot
+    /// Runs with more jobs than this list only the jobs that did not succeed, unless `--all`.
+    static let fullListLimit = 100
+
+    /// Which jobs `status` reads whole and lists: all of them in a run of up to
+    /// ``fullListLimit`` jobs or with `all`, else those that did not succeed.
+    static func lists(_ state: JobState, jobCount: Int, all: Bool) -> Bool {
+        all || jobCount <= fullListLimit || state != .succeeded
+    }
+
+    /// - Parameter describing: whether to put each row's state into words (the table does;
+    ///   JSON does not need them).
+    init(
+        overview: RunOverview, suspended: [String: PipelineRecord], runnerPID: Int32?, describing: Bool = true
+    ) {
+        self.overview = overview
         self.runnerPID = runnerPID
-        let jobs = snapshot.jobs
+        let jobs = overview.jobs
         var running: [String: Int] = [:]
         for record in jobs.values where record.state == .running { running[record.pipeline, default: 0] += 1 }
-        let names = Set(jobs.values.map(\.pipeline)).union(snapshot.run.pipelineLimits.keys)
+        // Pipelines the run's jobs use, and declared ones; not the implicit `default` when no
+        // job is in it.
+        var names = Set(jobs.values.map(\.pipeline)).union(overview.run.pipelineLimits.keys)
+        if !jobs.values.contains(where: { $0.pipeline == PipelineDefinition.defaultName })
+            && (suspended[PipelineDefinition.defaultName]?.suspended ?? 0) == 0
+        {
+            names.remove(PipelineDefinition.defaultName)
+        }
         pipelines = names.sorted().map { name in
             PipelineRow(
                 name: name,
-                maxConcurrent: snapshot.run.pipelineLimits[name] ?? PipelineDefinition.defaultMaxConcurrent,
+                maxConcurrent: overview.run.pipelineLimits[name] ?? PipelineDefinition.defaultMaxConcurrent,
                 suspended: suspended[name]?.suspended ?? 0, running: running[name] ?? 0)
         }
-        let order = snapshot.run.jobIDs
-        rows = order.compactMap { id in
-            guard let record = jobs[id] else { return nil }
-            return Self.row(for: record, jobs: jobs, suspended: suspended[record.pipeline]?.suspended ?? 0)
+        // A run no runner works on does not wait for slots: its open jobs start at the next `run`.
+        let idle = overview.run.state == .stopped || (overview.run.state == .running && runnerPID == nil)
+        var rows: [Row] = []
+        var unlisted: [JobState: Int] = [:]
+        for id in overview.run.jobIDs {
+            if let record = jobs[id] {
+                rows.append(
+                    Self.row(
+                        for: record, jobs: jobs, states: overview.states,
+                        suspended: suspended[record.pipeline]?.suspended ?? 0, idle: idle,
+                        describing: describing))
+            } else if let state = overview.states[id] {
+                unlisted[state, default: 0] += 1
+            }
         }
+        self.rows = rows
+        self.unlisted = unlisted
     }
 
-    private static func row(for record: JobRecord, jobs: [String: JobRecord], suspended: Int) -> Row {
+    private static func row(
+        for record: JobRecord, jobs: [String: JobRecord], states: [String: JobState], suspended: Int,
+        idle: Bool,
+        describing: Bool
+    ) -> Row {
+        var row: Row
         switch record.state {
         case .pending, .waiting:
-            let reason = waitingReason(of: record, jobs: jobs, suspended: suspended)
-            return Row(
-                record: record, state: .waiting, reason: .waiting(reason),
-                words: words(for: reason, record: record, jobs: jobs))
+            let reason = waitingReason(of: record, jobs: jobs, states: states, suspended: suspended)
+            if idle && reason == .slot {
+                return Row(
+                    record: record, state: record.state, reason: record.reason,
+                    words: "\(record.state.rawValue); runs at the next `jobrunner run`")
+            }
+            row = Row(record: record, state: .waiting, reason: .waiting(reason), words: "")
+            if describing { row.words = words(for: reason, record: record, states: states) }
+        default:
+            row = Row(
+                record: record, state: record.state, reason: record.state == .running ? nil : record.reason,
+                words: "")
+            if describing { row.words = words(forFinalOrRunning: record) }
+        }
+        return row
+    }
+
+    /// The `DETAIL` of a running or final job.
+    private static func words(forFinalOrRunning record: JobRecord) -> String {
+        switch record.state {
         case .running:
-            let since = record.startedAt.map { " since \(Timestamps.clock($0))" } ?? ""
-            return Row(
-                record: record, state: .running, reason: nil, words: "attempt \(record.attempts)\(since)")
+            let since = record.startedAt.map { " since \(Timestamps.moment($0))" } ?? ""
+            return "attempt \(record.attempts)\(since)"
         case .succeeded:
-            return Row(record: record, state: .succeeded, reason: nil, words: duration(record))
+            return duration(record)
         case .failed:
             let attempts = "\(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
-            return Row(
-                record: record, state: .failed, reason: record.reason,
-                words: "\(record.reason?.words ?? "failed") after \(attempts)")
-        case .skipped, .blocked, .cancelled:
-            return Row(
-                record: record, state: record.state, reason: record.reason, words: record.reason?.words ?? "")
+            let allowed = record.isAllowedFailure ? "failed (allowed): " : ""
+            return "\(allowed)\(record.reason?.words ?? "failed") after \(attempts)"
+        case .skipped, .blocked, .cancelled, .pending, .waiting:
+            return record.reason?.words ?? ""
         }
     }
 
     /// What a job that is not running nor final waits for now: an unmet need first, then what
     /// its record says, then its pipeline's suspension, else a slot.
-    private static func waitingReason(of record: JobRecord, jobs: [String: JobRecord], suspended: Int)
-        -> WaitingReason
-    {
-        if let need = record.needs.first(where: { jobs[$0]?.state.satisfiesNeeds != true }) {
+    private static func waitingReason(
+        of record: JobRecord, jobs: [String: JobRecord], states: [String: JobState], suspended: Int
+    ) -> WaitingReason {
+        // A need is met when it succeeded or was skipped (or failed with `allowFailure`, which
+        // only its record says); for a `when: failure|always` job, once it is final.
+        if let need = record.needs.first(where: { need in
+            guard let state = states[need] else { return true }
+            if record.when.waitsForFinalNeeds { return !state.isFinal }
+            return !(jobs[need]?.satisfiesNeeds ?? state.satisfiesNeeds)
+        }) {
             return .needs(need)
         }
         switch record.waitingReason {
@@ -89,15 +148,15 @@ struct StatusReport {
         return .slot
     }
 
-    private static func words(for reason: WaitingReason, record: JobRecord, jobs: [String: JobRecord])
+    private static func words(for reason: WaitingReason, record: JobRecord, states: [String: JobState])
         -> String
     {
-        let since = record.waitingSince.map { " since \(Timestamps.clock($0))" } ?? ""
+        let since = record.waitingSince.map { " since \(Timestamps.moment($0))" } ?? ""
         switch reason {
         case .needs(let need):
-            return "waiting for \(need) (\(jobs[need]?.state.rawValue ?? "unknown"))"
+            return "waiting for \(need) (\(states[need]?.rawValue ?? "unknown"))"
         case .backoff:
-            let next = record.nextAttemptAt.map(Timestamps.clock) ?? "?"
+            let next = record.nextAttemptAt.map { Timestamps.moment($0) } ?? "?"
             let of = record.maxAttempts.map { " of \($0)" } ?? ""
             return "backoff until \(next) (attempt \(record.attempts + 1)\(of))"
         case .constraint(let name):
@@ -122,10 +181,10 @@ struct StatusReport {
 
     /// The human-readable table.
     func table() -> String {
-        let run = snapshot.run
+        let run = overview.run
         var lines: [String] = []
-        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.clock(run.startedAt))"
-        if let finished = run.finishedAt { head += "  finished \(Timestamps.clock(finished))" }
+        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.moment(run.startedAt))"
+        if let finished = run.finishedAt { head += "  finished \(Timestamps.moment(finished))" }
         if let runnerPID {
             head += "  (runner pid \(runnerPID))"
         } else if run.state == .running {
@@ -133,24 +192,41 @@ struct StatusReport {
         }
         lines.append(head)
         let columns = ["JOB", "PIPELINE", "STATE", "ATTEMPTS", "DETAIL"]
+        // Reasons carry what jobs wrote (a skip reason, a malformed output line): escaped, so
+        // that a job cannot retitle or clear the terminal of whoever reads the status.
         let cells = rows.map { row in
             [
                 row.record.jobID, row.record.pipeline, row.state.rawValue, String(row.record.attempts),
                 row.words,
-            ]
+            ].map(VisibleText.escaped)
         }
         var widths = columns.map(\.count)
         for cell in cells {
             for (index, text) in cell.enumerated() { widths[index] = max(widths[index], text.count) }
         }
         func format(_ cell: [String]) -> String {
-            cell.enumerated().map { index, text in
-                index == cell.count - 1
-                    ? text : text.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
-            }.joined().trimmingCharacters(in: .whitespaces)
+            var line = ""
+            for (index, text) in cell.enumerated() {
+                line += text
+                if index < cell.count - 1 {
+                    line += String(repeating: " ", count: widths[index] + 2 - text.count)
+                }
+            }
+            while line.last == " " { line.removeLast() }
+            return line
         }
-        lines.append(format(columns))
-        lines.append(contentsOf: cells.map(format))
+        if !cells.isEmpty {
+            lines.append(format(columns))
+            lines.append(contentsOf: cells.map(format))
+        }
+        if !unlisted.isEmpty {
+            let counts = JobState.allCases.compactMap { state in
+                unlisted[state].map { "\($0) \(state.rawValue)" }
+            }
+            lines.append(
+                "… and \(counts.joined(separator: ", ")) not listed (`jobrunner status --all` lists every job)"
+            )
+        }
         let pipelineText = pipelines.map { row in
             let limit = row.maxConcurrent == 0 ? "∞" : String(row.maxConcurrent)
             return "\(row.name) \(row.running)/\(limit) running"
@@ -163,44 +239,76 @@ struct StatusReport {
                 let last =
                     record.lastResult.map { "last \($0.rawValue) (run \(record.lastRunID ?? "?"))" }
                     ?? "no occurrence finished yet"
-                let next = record.nextDue.map { "next due \(Timestamps.clock($0))" } ?? "no next date"
+                let next = record.nextDue.map { "next due \(Timestamps.moment($0))" } ?? "no next date"
                 lines.append("  \(record.jobID): \(last); \(next)")
             }
         }
-        return lines.joined(separator: "\n")
+        return lines.map(VisibleText.escaped).joined(separator: "\n")
     }
 
-    /// `status --json` (SPEC 5.11).
-    func json() -> String {
-        func date(_ value: Date?) -> String { value.map { JSONValue.quote(Timestamps.iso($0)) } ?? "null" }
-        func string(_ value: String?) -> String { value.map(JSONValue.quote) ?? "null" }
-        let run = snapshot.run
-        let runJSON =
-            "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
-            + "\"startedAt\": \(date(run.startedAt)), \"finishedAt\": \(date(run.finishedAt))}"
-        let jobs = rows.map { row -> String in
+    /// `status --json` (SPEC 5.11), written out in pieces as it is made: one job per line.
+    func writeJSON(_ write: ([UInt8]) -> Void) {
+        func date(_ value: Date?) -> String? { value.map(Timestamps.iso) }
+        let run = overview.run
+        var json = JSONWriter(capacity: 64 << 10)
+        json.beginObject()
+        json.key("run")
+        json.beginObject()
+        json.nullable("id", run.id)
+        json.nullable("state", run.state.rawValue)
+        json.nullable("startedAt", date(run.startedAt))
+        json.nullable("finishedAt", date(run.finishedAt))
+        json.endObject()
+        json.newline()
+        json.key("jobs")
+        json.beginArray()
+        for (index, row) in rows.enumerated() {
             let record = row.record
-            let outputs = (snapshot.outputs[record.jobID] ?? [:]).mapValues(JSONValue.string)
-            return
-                "{\"id\": \(JSONValue.quote(record.jobID)), \"pipeline\": \(JSONValue.quote(record.pipeline)), "
-                + "\"state\": \(JSONValue.quote(row.state.rawValue)), \"reason\": \(string(row.reason?.words)), "
-                + "\"attempts\": \(record.attempts), \"exitCode\": \(record.exitCode.map(String.init) ?? "null"), "
-                + "\"startedAt\": \(date(record.startedAt)), \"finishedAt\": \(date(record.finishedAt)), "
-                + "\"nextAttemptAt\": \(date(record.nextAttemptAt)), \"outputs\": \(JSONValue.object(outputs).jsonText)}"
+            json.newline()
+            json.beginObject()
+            json.nullable("id", record.jobID)
+            json.nullable("pipeline", record.pipeline)
+            json.nullable("state", row.state.rawValue)
+            json.nullable("reason", row.reason?.words)
+            json.nullable("attempts", record.attempts)
+            json.nullable("exitCode", record.exitCode)
+            json.nullable("startedAt", date(record.startedAt))
+            json.nullable("finishedAt", date(record.finishedAt))
+            json.nullable("nextAttemptAt", date(record.nextAttemptAt))
+            json.key("outputs")
+            json.value(.object((overview.outputs[record.jobID] ?? [:]).mapValues(JSONValue.string)))
+            json.endObject()
+            if index % 1_000 == 999 { write(json.drain()) }
         }
-        let pipelineJSON = pipelines.map { row in
-            "{\"name\": \(JSONValue.quote(row.name)), \"maxConcurrent\": \(row.maxConcurrent), "
-                + "\"suspended\": \(row.suspended), \"running\": \(row.running)}"
+        json.endArray()
+        json.newline()
+        json.key("pipelines")
+        json.beginArray()
+        for row in pipelines {
+            json.beginObject()
+            json.nullable("name", row.name)
+            json.nullable("maxConcurrent", row.maxConcurrent)
+            json.nullable("suspended", row.suspended)
+            json.nullable("running", row.running)
+            json.endObject()
         }
-        let periodicJSON = schedules.values.sorted(by: { $0.jobID < $1.jobID }).map { record in
-            "{\"id\": \(JSONValue.quote(record.jobID)), \"lastResult\": \(string(record.lastResult?.rawValue)), "
-                + "\"lastRun\": \(string(record.lastRunID)), \"lastScheduledAt\": \(date(record.lastScheduled)), "
-                + "\"nextDueAt\": \(date(record.nextDue))}"
+        json.endArray()
+        json.newline()
+        json.key("periodic")
+        json.beginArray()
+        for record in schedules.values.sorted(by: { $0.jobID < $1.jobID }) {
+            json.newline()
+            json.beginObject()
+            json.nullable("id", record.jobID)
+            json.nullable("lastResult", record.lastResult?.rawValue)
+            json.nullable("lastRun", record.lastRunID)
+            json.nullable("lastScheduledAt", date(record.lastScheduled))
+            json.nullable("nextDueAt", date(record.nextDue))
+            json.endObject()
         }
-        return "{\"run\": \(runJSON),\n \"jobs\": [" + jobs.joined(separator: ",\n  ")
-            + "],\n \"pipelines\": ["
-            + pipelineJSON.joined(separator: ", ") + "],\n \"periodic\": ["
-            + periodicJSON.joined(separator: ",\n  ")
-            + "]}"
+        json.endArray()
+        json.endObject()
+        json.newline()
+        write(json.drain())
     }
 }

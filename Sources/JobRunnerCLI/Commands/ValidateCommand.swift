@@ -13,8 +13,10 @@ struct ValidateCommand: ParsableCommand {
     @Argument(help: "Job files or directories (default: jobs/).")
     var paths: [String] = []
 
+    @OptionGroup var envFiles: EnvFileOptions
+
     func run() throws {
-        let jobSet = JobSet.load(paths)
+        let jobSet = JobSet.load(paths, environment: try envFiles.apply())
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         let jobs = workload.jobs.count
         let files = jobSet.result.files.count

@@ -1,3 +1,4 @@
+import Foundation
 import JobRunnerCore
 import JobRunnerPluginHost
 import JobRunnerYAML
@@ -15,14 +16,19 @@ struct JobSet {
 
     /// Loads the job files among `paths` (default `jobs/`) and the plugins their jobs name, and
     /// prints every problem to standard error, with a count line when any is an error.
-    static func load(_ paths: [String]) -> JobSet {
+    /// - Parameter environment: what `${NAME}` in `env:` and `with:` reads.
+    static func load(
+        _ paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> JobSet {
         let jobPaths = self.jobPaths(paths)
-        let files = JobFileLoader.load(paths: jobPaths)
+        let files = JobFileLoader.load(paths: jobPaths, environment: environment)
         // Plugins are checked even when the files have errors, so every problem shows at once.
         let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
         let problems = plugins.problems(in: files.jobsAsRead).map { Diagnostic(at: $0.location, $0.message) }
         let result = files.adding(problems)
-        for diagnostic in result.diagnostics { printError(diagnostic.description) }
+        // A plugin's answer about its parameters may quote a value that holds a secret.
+        let masker = SecretMasker(values: files.jobsAsRead.secretValues(environment: environment))
+        for diagnostic in result.diagnostics { printError(masker.mask(diagnostic.description)) }
         if result.diagnostics.hasErrors {
             let count = result.diagnostics.filter { $0.severity == .error }.count
             printError("\(count) error\(count == 1 ? "" : "s"); nothing was run")

@@ -4,15 +4,26 @@ import Glibc
 import JobRunnerCore
 import Synchronization
 
-/// `--progress plain`: one line per transition.
+/// `--progress plain`: one line per transition; under a `failed` line, the end of the
+/// attempt's log.
 final class PlainProgress: RunObserver, Sendable {
     private let fd: Int32
+    private let logs: LogTail
 
-    init(fd: Int32) { self.fd = fd }
+    init(fd: Int32, logs: LogTail) {
+        self.fd = fd
+        self.logs = logs
+    }
 
     func record(_ event: RunEvent) {
         guard let line = Self.line(for: event) else { return }
-        writeText(fd, Timestamps.clock(event.time) + " " + line + "\n")
+        // Reasons carry what jobs wrote (a skip reason, a malformed output line): shown with
+        // their control characters escaped, so a job cannot drive the terminal.
+        var text = Timestamps.clock(event.time) + " " + VisibleText.escaped(line) + "\n"
+        if event.kind == .failed, let job = event.job, let attempt = event.attempt {
+            text += LogTail.indented(logs.lines(run: event.run, job: job, attempt: attempt))
+        }
+        writeText(fd, text)
     }
 
     /// The words for one event, or nil for events that only the events file carries.
@@ -21,6 +32,11 @@ final class PlainProgress: RunObserver, Sendable {
         let attempt = event.attempt.map { " (attempt \($0))" } ?? ""
         func pad(_ word: String) -> String { word + String(repeating: " ", count: max(0, 12 - word.count)) }
         switch event.kind {
+        case .waiting where event.job == nil:
+            // The run cannot go on: only a suspended pipeline holds it back.
+            let pipeline = event.pipeline ?? ""
+            return pad("waiting") + "pipeline \(pipeline) is suspended and nothing else can run; "
+                + "`jobrunner resume \(pipeline)` lets it go on"
         case .queued, .output, .waiting, .runFinished: return nil
         case .started: return pad("started") + job + attempt
         case .succeeded: return pad("succeeded") + job + attempt
@@ -32,8 +48,16 @@ final class PlainProgress: RunObserver, Sendable {
         case .cancelled: return pad("cancelled") + job
         case .interrupted: return pad("interrupted") + job + attempt + (event.reason.map { ": \($0)" } ?? "")
         case .disabled: return pad("disabled") + job
-        case .suspended: return pad("suspended") + (event.pipeline ?? "")
-        case .resumed: return pad("resumed") + (event.pipeline ?? "")
+        case .suspended:
+            // Offline suspensions carry the reason `internet`; an operator's carries none.
+            let pipeline = event.pipeline ?? ""
+            return pad("suspended") + pipeline
+                + (event.reason == WaitingReason.internet.words
+                    ? ": offline, until the internet is back"
+                    : ": by an operator; `jobrunner resume \(pipeline)` lets it go on")
+        case .resumed:
+            return pad("resumed") + (event.pipeline ?? "")
+                + (event.reason == WaitingReason.internet.words ? ": back online" : "")
         }
     }
 }
@@ -49,15 +73,20 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         var done = 0
         var failed = 0
         var drawnLines = 0
+        /// Each job's last failed attempt, in the order they failed: their logs' ends are shown
+        /// when the run ends.
+        var failures: [(run: String, job: String, attempt: Int)] = []
     }
 
     private let fd: Int32
+    private let logs: LogTail
     private let total: Int
     private let board = Mutex(Board())
     private let timer: any DispatchSourceTimer
 
-    init(fd: Int32, totalJobs: Int) {
+    init(fd: Int32, totalJobs: Int, logs: LogTail) {
         self.fd = fd
+        self.logs = logs
         self.total = totalJobs
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "jobrunner.progress"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
@@ -69,7 +98,13 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
 
     func record(_ event: RunEvent) {
         guard let job = event.job else {
-            if event.kind == .runFinished { finish() }
+            if event.kind == .runFinished {
+                finish()
+            } else if [.waiting, .suspended, .resumed].contains(event.kind),
+                let line = PlainProgress.line(for: event)
+            {
+                redraw(above: line)
+            }
             return
         }
         var line: String?
@@ -81,13 +116,21 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
             case .succeeded, .skipped, .failed, .interrupted, .cancelled, .blocked, .retrying:
                 if let started = board.running.removeValue(forKey: job) {
                     board.order.removeAll { $0 == job }
-                    if [.succeeded, .skipped].contains(event.kind) {
+                    if event.kind == .succeeded {
                         line = "✓ \(job) \(Timestamps.elapsed(event.time.timeIntervalSince(started)))"
                     }
                 }
                 if [.succeeded, .skipped, .blocked].contains(event.kind) { board.done += 1 }
+                // Skipped is not success: its own mark, and why.
+                if event.kind == .skipped {
+                    line = "○ \(job) skipped" + (event.reason.map { ": \($0)" } ?? "")
+                }
                 if event.kind == .failed {
                     line = "✗ \(job): \(event.reason ?? "failed")"
+                    if let attempt = event.attempt {
+                        board.failures.removeAll { $0.job == job }
+                        board.failures.append((event.run, job, attempt))
+                    }
                 }
                 if event.kind == .blocked { line = "- \(job) blocked: \(event.reason ?? "")" }
             default:
@@ -102,6 +145,14 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         board.withLock { board in
             if board.drawnLines > 0 { writeText(fd, "\u{1B}[\(board.drawnLines)A\u{1B}[J") }
             board.drawnLines = 0
+            for failure in board.failures {
+                let lines = logs.lines(run: failure.run, job: failure.job, attempt: failure.attempt)
+                guard !lines.isEmpty else { continue }
+                writeText(
+                    fd,
+                    "✗ \(failure.job) (attempt \(failure.attempt)), its log's end:\n"
+                        + LogTail.indented(lines))
+            }
         }
     }
 
@@ -109,12 +160,15 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         board.withLock { board in
             var text = ""
             if board.drawnLines > 0 { text += "\u{1B}[\(board.drawnLines)A\u{1B}[J" }
-            if let line { text += line + "\n" }
+            // Escaped: the line carries what jobs wrote; only the board's own sequences reach
+            // the terminal as such.
+            if let line { text += VisibleText.escaped(line) + "\n" }
             let now = Date()
             var lines: [String] = []
             for job in board.order.prefix(20) {
                 let started = board.running[job] ?? now
-                lines.append("  ● \(job)  \(Timestamps.elapsed(now.timeIntervalSince(started)))")
+                lines.append(
+                    "  ● \(VisibleText.escaped(job))  \(Timestamps.elapsed(now.timeIntervalSince(started)))")
             }
             if board.order.count > 20 { lines.append("  … and \(board.order.count - 20) more") }
             lines.append("  \(board.running.count) running · \(board.done) of \(total) done")

@@ -23,13 +23,14 @@ struct JobHandlers: JobHandler {
     /// of `pluginThreads`, which the caller starts and stops; the shell handler and isolated plugin
     /// calls share one limit on child processes, made here, once per runner.
     static func standard(
-        plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock()
+        plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock(),
+        secrets: Secrets = Secrets()
     ) -> JobHandlers {
         let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString)
             .resolvingSymlinksInPath
         let slots = ChildSlots(capacity: ChildSlots.defaultCapacity)
         return JobHandlers(
-            shell: ShellHandler(slots: slots, clock: clock),
+            shell: ShellHandler(slots: slots, clock: clock, secrets: secrets),
             inProcess: InProcessPluginHandler(catalog: plugins, threads: pluginThreads, clock: clock),
             isolated: IsolatedPluginHandler(catalog: plugins) {
                 arguments, input, identity, log, timeout, killGrace, onSpawn in

@@ -37,4 +37,14 @@ public protocol ConstraintRunner: Sendable {
     func check(_ constraint: ConstraintDefinition) async -> Bool
     /// Runs `satisfy`.
     func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome
+    /// Runs `satisfy` and keeps its output in the file at `logPath` (replacing an earlier one),
+    /// so `jobrunner logs` can show why a job failed on it.
+    func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome
+}
+
+extension ConstraintRunner {
+    /// Runners that keep no output just run `satisfy`.
+    public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
+        await satisfy(constraint)
+    }
 }

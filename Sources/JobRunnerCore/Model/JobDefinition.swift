@@ -113,6 +113,11 @@ public struct JobDefinition: Sendable, Hashable {
     public var catchUp: CatchUp
     /// For periodic jobs: what an occurrence does when it comes due while the last one runs.
     public var overlap: Overlap
+    /// `allowFailure: true`: a failure is recorded as such but satisfies `needs` and does not
+    /// fail the run (SPEC 3).
+    public var allowFailure = false
+    /// `when:`: whether it runs after its needs succeeded (the default), failed, or always.
+    public var when = RunCondition.success
 
     public init(
         id: String,

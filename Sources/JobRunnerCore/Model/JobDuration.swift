@@ -51,12 +51,22 @@ public enum JobDuration {
         var millis = duration.milliseconds
         if millis == 0 { return "0s" }
         var parts = ""
-        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000)]
-        where millis >= size {
+        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000)] where millis >= size {
             parts += "\(millis / size)\(unit)"
             millis %= size
         }
-        if millis > 0 { parts += "\(millis)ms" }
+        // Seconds with their fraction, `1.024s`, rather than `1s24ms`; below a second alone, `500ms`.
+        let (whole, fraction) = (millis / 1000, millis % 1000)
+        if fraction == 0 {
+            if whole > 0 { parts += "\(whole)s" }
+        } else if whole == 0 && parts.isEmpty {
+            parts += "\(fraction)ms"
+        } else {
+            var digits = String(fraction)
+            digits = String(repeating: "0", count: 3 - digits.count) + digits
+            while digits.hasSuffix("0") { digits.removeLast() }
+            parts += "\(whole).\(digits)s"
+        }
         return parts
     }
 }

@@ -19,11 +19,59 @@ public struct RetentionPolicy: Sendable, Hashable {
     /// The runs to prune: finished ones beyond the newest `runs`, and finished ones that ended
     /// more than `age` ago. Runs that are not finished and those in `keeping` stay.
     public func runsToPrune(_ all: [RunRecord], now: Date, keeping: Set<String> = []) -> [String] {
-        let finished = all.filter { $0.state.isFinal && !keeping.contains($0.id) }
-            .sorted { ($0.finishedAt ?? $0.startedAt) > ($1.finishedAt ?? $1.startedAt) }
+        runsToPrune(
+            ended: all.lazy.filter { $0.state.isFinal }.map { ($0.id, $0.finishedAt ?? $0.startedAt) },
+            now: now, keeping: keeping)
+    }
+
+    /// The runs to prune among finished runs given as (id, end date).
+    public func runsToPrune(
+        ended: some Sequence<(id: String, end: Date)>, now: Date, keeping: Set<String> = []
+    ) -> [String] {
+        let finished = ended.filter { !keeping.contains($0.id) }
+            .sorted { $0.end != $1.end ? $0.end > $1.end : $0.id > $1.id }
         let oldest = now.addingTimeInterval(-age.seconds)
         return finished.enumerated().compactMap { index, run in
-            index >= runs || (run.finishedAt ?? run.startedAt) < oldest ? run.id : nil
+            index >= runs || run.end < oldest ? run.id : nil
         }
+    }
+}
+
+/// The finished runs a long-lived runner knows of, with their end dates, so that retention is
+/// applied without reading every run record back: read from the store once, then kept up to
+/// date from the changes the runner itself commits. It holds at most the kept runs and those
+/// that ended since the last pruning.
+public struct FinishedRuns: Sendable {
+    private var ends: [String: Date]
+
+    public init(_ runs: [RunRecord]) {
+        ends = [:]
+        for run in runs where run.state.isFinal { ends[run.id] = run.finishedAt ?? run.startedAt }
+    }
+
+    public var count: Int { ends.count }
+
+    /// Notes the runs that `changes` finish or delete.
+    public mutating func note(_ changes: [StoreChange]) {
+        for change in changes {
+            switch change {
+            case .putRun(let run) where run.state.isFinal:
+                ends[run.id] = run.finishedAt ?? run.startedAt
+            case .putRun(let run):
+                ends[run.id] = nil
+            case .deleteRun(let id):
+                ends[id] = nil
+            default:
+                continue
+            }
+        }
+    }
+
+    /// The runs `policy` prunes now; they are forgotten here (their deletion is committed next).
+    public mutating func prune(_ policy: RetentionPolicy, now: Date, keeping: Set<String>) -> [String] {
+        let ids = policy.runsToPrune(
+            ended: ends.lazy.map { (id: $0.key, end: $0.value) }, now: now, keeping: keeping)
+        for id in ids { ends[id] = nil }
+        return ids
     }
 }

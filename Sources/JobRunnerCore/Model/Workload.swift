@@ -12,6 +12,9 @@ public struct Workload: Sendable {
     public let pluginPaths: [String]
     /// How much history is kept (`retention:`).
     public let retention: RetentionPolicy
+    /// `secrets:`: names of environment variables whose values are masked wherever jobrunner
+    /// writes (SPEC 3.1), sorted, each once.
+    public let secrets: [String]
     private let indexByID: [String: Int]
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
@@ -19,9 +22,10 @@ public struct Workload: Sendable {
     public init(
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
         connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = [],
-        pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy()
+        pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy(), secrets: [String] = []
     ) {
         self.retention = retention
+        self.secrets = Array(Set(secrets)).sorted()
         self.jobs = jobs
         self.pluginPaths = pluginPaths
         self.connectivity = connectivity

@@ -45,6 +45,9 @@ struct PipelineLanes {
             file: plan.isSequential(job.pipeline) ? job.fileIndex : 0)
     }
 
+    /// Takes a job out of its ready queue: it has a need to wait for again.
+    mutating func unready(_ job: RunPlan.Job) { ready[job.pipeline]?.remove(job.id) }
+
     /// Holds a job back until `date` (a backoff delay).
     mutating func delay(_ job: RunPlan.Job, until date: Date) { delayed[job.id] = date }
 

@@ -18,12 +18,19 @@ public struct RunPlan: Sendable {
         /// Whether its attempts run code inside the runner's own process (an in-process plugin
         /// handler): only such a job can be blamed for the runner's death (SPEC 5.9).
         public var runsInRunner: Bool
+        /// A failure satisfies the jobs that need it and does not fail the run.
+        public var allowFailure = false
+        /// Whether it runs after its needs succeeded, failed, or whatever they ended as.
+        public var when = RunCondition.success
 
         public init(
             id: String, pipeline: String = PipelineDefinition.defaultName, needs: [String] = [],
             priority: Int = 0, fileIndex: Int = 0, requiresInternet: Bool = false, constraints: [String] = [],
-            retry: RetryPolicy = RetryPolicy(), enabled: Bool = true, runsInRunner: Bool = false
+            retry: RetryPolicy = RetryPolicy(), enabled: Bool = true, runsInRunner: Bool = false,
+            allowFailure: Bool = false, when: RunCondition = .success
         ) {
+            self.allowFailure = allowFailure
+            self.when = when
             self.id = id
             self.pipeline = pipeline
             self.needs = needs
@@ -73,7 +80,8 @@ public struct RunPlan: Sendable {
                 snapshot.jobs[id].map { record in
                     Job(
                         id: id, pipeline: record.pipeline, needs: record.needs,
-                        retry: RetryPolicy(attempts: record.maxAttempts))
+                        retry: RetryPolicy(attempts: record.maxAttempts), allowFailure: record.allowFailure,
+                        when: record.when)
                 }
             },
             pipelines: run.pipelineLimits.map { PipelineDefinition(name: $0.key, maxConcurrent: $0.value) })
@@ -104,6 +112,7 @@ extension RunPlan.Job {
             priority: definition.priority,
             fileIndex: definition.fileIndex, requiresInternet: workload.requiresInternet(definition),
             constraints: definition.constraints, retry: definition.retry, enabled: definition.enabled,
-            runsInRunner: definition.runsInRunner)
+            runsInRunner: definition.runsInRunner, allowFailure: definition.allowFailure,
+            when: definition.when)
     }
 }

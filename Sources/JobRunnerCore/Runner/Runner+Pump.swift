@@ -42,14 +42,18 @@ extension Runner {
         /// Occurrences of this runner's life that failed (blocked included): `run` exits 1.
         private(set) var failedOccurrences = 0
         private var lastPrune = Date.distantPast
+        /// The finished runs retention chooses from, read once and kept up to date as runs end.
+        private var finishedRuns: FinishedRuns
 
         private struct AttemptKey: Hashable {
             let runID: String
             let jobID: String
         }
 
-        init(runner: Runner, main: Scheduler, timetable: Timetable, online: Bool) {
+        init(runner: Runner, main: Scheduler, timetable: Timetable, online: Bool, finishedRuns: FinishedRuns)
+        {
             self.runner = runner
+            self.finishedRuns = finishedRuns
             self.main = main
             self.timetable = timetable
             self.workload = runner.workload
@@ -101,6 +105,9 @@ extension Runner {
                 {
                     attemptTasks[AttemptKey(runID: runID, jobID: jobID)] = nil
                 }
+                take([input], in: runID)
+            case .sideTaskEnded(let id, let runID, let input):
+                sideTasks[id] = nil
                 take([input], in: runID)
             case .broadcast(let input):
                 if case .connectivity(let value) = input { online = value }
@@ -213,15 +220,11 @@ extension Runner {
         /// left alone for months keeps a bounded store.
         private func prune(now: Date) -> Decision {
             var decision = Decision()
-            do {
-                let keeping = Set([main.run.id] + occurrenceRuns.keys)
-                let ids = workload.retention.runsToPrune(try runner.store.runs(), now: now, keeping: keeping)
-                guard !ids.isEmpty else { return decision }
-                decision.changes = ids.map { StoreChange.deleteRun($0) }
-                decision.effects = [.removeLogs(runIDs: ids)]
-            } catch {
-                runner.logger.warning("cannot read the runs to prune", metadata: ["error": "\(error)"])
-            }
+            let keeping = Set([main.run.id] + occurrenceRuns.keys)
+            let ids = finishedRuns.prune(workload.retention, now: now, keeping: keeping)
+            guard !ids.isEmpty else { return decision }
+            decision.changes = ids.map { StoreChange.deleteRun($0) }
+            decision.effects = [.removeLogs(runIDs: ids)]
             return decision
         }
 
@@ -288,12 +291,12 @@ extension Runner {
                         return Decision()
                     }
                     if last != .succeeded { return blocked(occurrence, by: need, now: now) }
-                } else if let state = main.record(need)?.state {
-                    if !state.isFinal {
+                } else if let record = main.record(need) {
+                    if !record.state.isFinal {
                         waiting.append(occurrence)
                         return Decision()
                     }
-                    if !state.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
+                    if !record.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
                 }
             }
             return materialize(occurrence, now: now)
@@ -363,6 +366,7 @@ extension Runner {
                     "\(answer.request.kind.rawValue) \(answer.request.jobID): \(answer.result)")
             }
             guard storeFailure == nil, !decision.changes.isEmpty || !decision.effects.isEmpty else { return }
+            finishedRuns.note(decision.changes)
             inFlight += 1
             let mailbox = runner.mailbox
             let effects = decision.effects
@@ -422,11 +426,15 @@ extension Runner {
                     }
                 case .satisfy(let runID, let name):
                     let constraint = workload.constraints[name]
+                    let logDirectory = runner.options.logDirectory
                     let constraintRunner = runner.constraintRunner
                     sideTask(runID: runID) {
                         var outcome = SatisfyOutcome.satisfied
                         if let constraintRunner, let constraint {
-                            outcome = await constraintRunner.satisfy(constraint)
+                            outcome = await constraintRunner.satisfy(
+                                constraint,
+                                logPath:
+                                    "\(logDirectory)/\(runID)/\(Scheduler.constraintLogFolder)/\(name).log")
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }
@@ -483,9 +491,8 @@ extension Runner {
             nextSideTask += 1
             let mailbox = runner.mailbox
             sideTasks[id] = Task {
-                mailbox.yield(.input(run: runID, await body()))
+                mailbox.yield(.sideTaskEnded(id, run: runID, await body()))
             }
-            // Finished side tasks are dropped when the run ends; a run has few of them.
         }
 
         /// Asks the connectivity probe at once; its answer goes to every run. Without a probe

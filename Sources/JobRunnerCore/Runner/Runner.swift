@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Options of one `run`.
 public struct RunnerOptions: Sendable {
@@ -9,6 +10,8 @@ public struct RunnerOptions: Sendable {
     public var startNewRun: Bool
     /// Where attempt logs go: `<logDirectory>/<run>/<job>/<attempt>.log`.
     public var logDirectory: String
+    /// `logDirectory` as attempt records store it (relative to the state directory); nil: as is.
+    public var storedLogDirectory: String?
     /// Recorded in the run, so `status` can say which process works on it.
     public var runnerPID: Int32
     /// How often the runner looks at the store for operator requests and suspensions when
@@ -44,6 +47,11 @@ public struct RunSummary: Sendable, Hashable {
     public var counts: [JobState: Int]
     /// How many periodic occurrences this runner ran (or found blocked) ended failed.
     public var failedOccurrences: Int = 0
+    /// The jobs that ended badly (``Scheduler/troubledJobs``), in load order.
+    public var troubled: [JobRecord] = []
+
+    /// How many jobs failed with `allowFailure`.
+    public var allowedFailures: Int { troubled.filter(\.isAllowedFailure).count }
 }
 
 /// Runs a workload to the end: a pump between the ``Scheduler``, which decides, the
@@ -57,6 +65,8 @@ public final class Runner: Sendable {
     enum Message: Sendable {
         /// An input for the scheduler of one run.
         case input(run: String, SchedulerInput)
+        /// A constraint command's result, from the side task with this number.
+        case sideTaskEnded(Int, run: String, SchedulerInput)
         /// An input for every run's scheduler (connectivity).
         case broadcast(SchedulerInput)
         case durable(Result<Void, StoreError>, [Effect])
@@ -82,6 +92,9 @@ public final class Runner: Sendable {
     private let randomSeed: UInt64?
     let messages: AsyncStream<Message>
     let mailbox: AsyncStream<Message>.Continuation
+    /// The signal of a stop request (0: none), looked at before each message: a stop must not
+    /// wait behind thousands of queued messages (a burst of occurrences ending, say).
+    private let stopRequest = Atomic<Int32>(0)
 
     /// - Parameters:
     ///   - randomSeed: a seed for backoff jitter; nil uses the system's generator.
@@ -114,6 +127,7 @@ public final class Runner: Sendable {
     /// Asks the runner to stop cleanly: no new attempts, running ones are ended and recorded
     /// `interrupted`. Safe to call from any thread, any number of times.
     public func requestStop(signal: Int32) {
+        _ = stopRequest.compareExchange(expected: 0, desired: signal, ordering: .relaxed)
         mailbox.yield(.stop(signal))
     }
 
@@ -145,12 +159,16 @@ public final class Runner: Sendable {
             "\(opened.resumed ? "resuming" : "starting") run",
             metadata: ["run": "\(opened.scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
         let timetable = Timetable(jobs: periodic, records: try store.schedules())
-        let pump = Pump(runner: self, main: opened.scheduler, timetable: timetable, online: known.isEmpty)
+        let pump = Pump(
+            runner: self, main: opened.scheduler, timetable: timetable, online: known.isEmpty,
+            finishedRuns: FinishedRuns(try store.runs()))
         let background = startBackgroundTasks()
         defer { for task in background { task.cancel() } }
         pump.start(opening: opened.decision, unfinished: opened.unfinishedOccurrences)
         if !pump.isDone {
             for await message in messages {
+                let stop = stopRequest.load(ordering: .relaxed)
+                if stop != 0 && pump.stopSignal == nil { pump.receive(.stop(stop)) }
                 pump.receive(message)
                 if pump.isDone { break }
             }
@@ -164,7 +182,8 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: opened.resumed,
-            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences)
+            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences,
+            troubled: main.troubledJobs)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only
@@ -201,6 +220,8 @@ public final class Runner: Sendable {
 
     /// The scheduler's settings for the runs of this runner.
     var schedulerOptions: SchedulerOptions {
-        SchedulerOptions(maxRunning: options.maxRunning, logDirectory: options.logDirectory)
+        SchedulerOptions(
+            maxRunning: options.maxRunning, logDirectory: options.logDirectory,
+            storedLogDirectory: options.storedLogDirectory)
     }
 }

@@ -21,6 +21,8 @@ extension Scheduler {
         for job in plan.jobs {
             var record = JobRecord(
                 jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
+            record.allowFailure = job.allowFailure
+            record.when = job.when
             if job.enabled {
                 opening.effects.append(.emit(RunEvent(time: now, run: runID, job: job.id, kind: .queued)))
             } else {

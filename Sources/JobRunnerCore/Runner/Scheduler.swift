@@ -14,6 +14,13 @@ public struct Scheduler {
     /// starting it again (SPEC 5.9).
     public static let crashLoopLimit = 3
 
+    /// The folder of a run's log directory that keeps constraints' `satisfy` output, one file
+    /// per constraint: `<logs>/<run>/.constraints/<name>.log`.
+    public static let constraintLogFolder = ".constraints"
+
+    /// How often a run that only suspended pipelines hold back says so again.
+    public static let stallNoticeInterval: TimeInterval = 30
+
     private let plan: RunPlan
     private let options: SchedulerOptions
     /// The run as stored.
@@ -40,6 +47,8 @@ public struct Scheduler {
     private var random: AnyRandomSource
     /// What the input being handled decided so far.
     private var decision = Decision()
+    /// While the run cannot go on because of suspended pipelines: when it says so again.
+    private var stallNoticeDue: Date?
 
     /// A scheduler for stored records. Running jobs keep their attempt running until it ends
     /// (or `runnerDied` says it never will).
@@ -66,11 +75,14 @@ public struct Scheduler {
             // Written only when they differ: a write would copy the whole table, which the
             // caller still holds.
             if record.needs != job.needs || record.maxAttempts != job.retry.attempts
-                || record.pipeline != job.pipeline
+                || record.pipeline != job.pipeline || record.allowFailure != job.allowFailure
+                || record.when != job.when
             {
                 record.needs = job.needs
                 record.maxAttempts = job.retry.attempts
                 record.pipeline = job.pipeline
+                record.allowFailure = job.allowFailure
+                record.when = job.when
                 self.jobs[job.id] = record
             }
             if record.state.isFinal {
@@ -78,7 +90,11 @@ public struct Scheduler {
                 continue
             }
             lanes.opened(job)
-            unmetNeeds[job.id] = job.needs.filter { jobs[$0]?.state.satisfiesNeeds != true }.count
+            unmetNeeds[job.id] =
+                job.needs.filter { need in
+                    jobs[need].map { job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds }
+                        != true
+                }.count
             if record.state == .running {
                 lanes.attemptStarted(job)
                 self.attempts[job.id] =
@@ -91,13 +107,11 @@ public struct Scheduler {
         for job in plan.jobs {
             guard let record = self.jobs[job.id], !record.state.isFinal else { continue }
             // A need that ended badly while no runner was there to block this job.
-            if let failedNeed = job.needs.first(where: { need in
-                self.jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-            }) {
+            if let failedNeed = blockingNeed(of: job) {
                 block([(job.id, failedNeed)], now: now)
                 continue
             }
-            makeReadyIfDue(job)
+            makeReadyIfDue(job, now: now)
         }
     }
 
@@ -113,7 +127,9 @@ public struct Scheduler {
     public var runningCount: Int { lanes.runningCount }
 
     /// When the next held-back job becomes due: the runner sends a `tick` then.
-    public var nextWakeDate: Date? { stopping ? nil : lanes.nextDueDate }
+    public var nextWakeDate: Date? {
+        stopping ? nil : [lanes.nextDueDate, stallNoticeDue].compactMap { $0 }.min()
+    }
 
     /// A job's record.
     public func record(_ id: String) -> JobRecord? { jobs[id] }
@@ -123,6 +139,12 @@ public struct Scheduler {
 
     /// The running attempt of a job.
     public func runningAttempt(_ id: String) -> AttemptRecord? { attempts[id] }
+
+    /// The jobs that ended badly, in load order: failed (also with `allowFailure`), blocked or
+    /// cancelled; what a run's closing summary names.
+    public var troubledJobs: [JobRecord] {
+        plan.jobs.compactMap { jobs[$0.id] }.filter { [.failed, .blocked, .cancelled].contains($0.state) }
+    }
 
     /// How many jobs are in each state.
     public var counts: [JobState: Int] {
@@ -145,8 +167,31 @@ public struct Scheduler {
         if !stopping {
             lanes.releaseDue(now: now)
             startReadyJobs(now: now)
+            noticeStall(now: now)
         }
         return takeDecision()
+    }
+
+    /// A run that nothing but suspended pipelines holds back (nothing runs, nothing is due
+    /// later) says so at once and every ``stallNoticeInterval``: a `waiting` event for the
+    /// pipeline with reason `suspended`.
+    private mutating func noticeStall(now: Date) {
+        let stalled =
+            isIdle && !isFinished && lanes.nextDueDate == nil
+            ? Set(lanes.readyJobs.compactMap { plan.job($0)?.pipeline }.filter { lanes.isSuspended($0) })
+            : []
+        guard !stalled.isEmpty else {
+            stallNoticeDue = nil
+            return
+        }
+        if let due = stallNoticeDue, now < due { return }
+        for name in stalled.sorted() {
+            emit(
+                RunEvent(
+                    time: now, run: run.id, kind: .waiting, reason: WaitingReason.suspended.words,
+                    pipeline: name))
+        }
+        stallNoticeDue = now.addingTimeInterval(Self.stallNoticeInterval)
     }
 
     private mutating func take(_ input: SchedulerInput, now: Date) {
@@ -194,10 +239,7 @@ public struct Scheduler {
     /// its `run-finished` event.
     public mutating func close(now: Date) -> Decision {
         if isFinished {
-            let counts = self.counts
-            let failed =
-                counts[.failed, default: 0] + counts[.blocked, default: 0] + counts[.cancelled, default: 0]
-            run.state = failed > 0 ? .failed : .succeeded
+            run.state = jobs.values.contains(where: \.failsRun) ? .failed : .succeeded
             run.finishedAt = now
         } else {
             run.state = .stopped
@@ -226,16 +268,37 @@ public struct Scheduler {
         decision.changes.append(.putJob(runID: run.id, record))
     }
 
+    /// Where an attempt's log is, as stored: under ``SchedulerOptions/storedLogDirectory``.
     private func logPath(_ jobID: String, attempt: Int) -> String {
-        "\(options.logDirectory)/\(run.id)/\(jobID)/\(attempt).log"
+        LogLayout.attemptLog(in: options.storedLogDirectory, runID: run.id, jobID: jobID, attempt: attempt)
+    }
+
+    /// Where an attempt's handler writes its log.
+    private func writtenLogPath(_ jobID: String, attempt: Int) -> String {
+        LogLayout.attemptLog(in: options.logDirectory, runID: run.id, jobID: jobID, attempt: attempt)
+    }
+
+    /// Where the output of a constraint's last `satisfy` in this run is kept, as stored.
+    private func satisfyLogPath(_ constraint: String) -> String {
+        "\(options.storedLogDirectory)/\(run.id)/\(Self.constraintLogFolder)/\(constraint).log"
     }
 
     // MARK: Readiness and starts
 
-    private mutating func makeReadyIfDue(_ job: RunPlan.Job) {
-        guard let record = jobs[job.id], !record.state.isFinal, record.state != .running,
+    private mutating func makeReadyIfDue(_ job: RunPlan.Job, now: Date) {
+        guard var record = jobs[job.id], !record.state.isFinal, record.state != .running,
             unmetNeeds[job.id, default: 0] == 0, !lanes.isDelayed(job.id)
         else { return }
+        if job.when == .failure, !job.needs.contains(where: { jobs[$0]?.failsRun == true }) {
+            // A cleanup or notification job with nothing to clean up after (SPEC 3, `when`).
+            record.state = .skipped
+            record.reason = .ended(.noNeedFailed)
+            record.finishedAt = now
+            commitFinal(record, job: job)
+            emit(RunEvent(time: now, run: run.id, job: job.id, kind: .skipped, reason: record.reason?.words))
+            releaseDependents(of: job.id, now: now)
+            return
+        }
         if record.state == .waiting, record.waitingReason == .backoff, let due = record.nextAttemptAt {
             lanes.delay(job, until: due)
             return
@@ -315,7 +378,8 @@ public struct Scheduler {
         decision.effects.append(
             .startAttempt(
                 AttemptOrder(
-                    runID: run.id, jobID: job.id, attempt: record.attempts, logPath: attempt.logPath ?? "",
+                    runID: run.id, jobID: job.id, attempt: record.attempts,
+                    logPath: writtenLogPath(job.id, attempt: record.attempts),
                     neededOutputs: needed)))
     }
 
@@ -416,7 +480,7 @@ public struct Scheduler {
                 RunEvent(
                     time: now, run: run.id, job: jobID, attempt: number,
                     kind: result.outcome == .succeeded ? .succeeded : .skipped, reason: record.reason?.words))
-            releaseDependents(of: jobID)
+            releaseDependents(of: jobID, now: now)
         case .interrupted:
             record.uncountedAttempts += 1
             record.state = .waiting
@@ -497,7 +561,7 @@ public struct Scheduler {
             record.reason = .ended(reason)
             record.finishedAt = now
             commitFinal(record, job: job)
-            blockDependents(of: job.id, now: now)
+            settleDependents(of: record, now: now)
         }
     }
 
@@ -509,11 +573,30 @@ public struct Scheduler {
         lanes.closed(job)
     }
 
-    private mutating func releaseDependents(of id: String) {
-        for dependent in plan.dependents[id] ?? [] {
-            unmetNeeds[dependent, default: 1] -= 1
-            if unmetNeeds[dependent] == 0, let job = plan.job(dependent) { makeReadyIfDue(job) }
+    /// A job ended as a failure: with `allowFailure` its dependents go on, else they are blocked.
+    private mutating func settleDependents(of record: JobRecord, now: Date) {
+        if record.satisfiesNeeds {
+            releaseDependents(of: record.jobID, now: now)
+        } else {
+            blockDependents(of: record.jobID, now: now)
         }
+    }
+
+    /// A job ended in a way that lets its dependents go on: each waits for one need less.
+    private mutating func releaseDependents(of id: String, now: Date) {
+        for dependent in plan.dependents[id] ?? [] { releaseNeed(of: dependent, now: now) }
+    }
+
+    private mutating func releaseNeed(of dependent: String, now: Date) {
+        unmetNeeds[dependent, default: 1] -= 1
+        if unmetNeeds[dependent] == 0, let job = plan.job(dependent) { makeReadyIfDue(job, now: now) }
+    }
+
+    /// The first of a job's needs whose end blocks it: a need that failed, was blocked or was
+    /// cancelled, unless the job runs `when: failure` or `always`.
+    private func blockingNeed(of job: RunPlan.Job) -> String? {
+        guard !job.when.waitsForFinalNeeds else { return nil }
+        return job.needs.first { need in jobs[need].map { $0.state.isFinal && !$0.satisfiesNeeds } ?? false }
     }
 
     private mutating func blockDependents(of id: String, now: Date) {
@@ -528,6 +611,11 @@ public struct Scheduler {
             guard var record = jobs[id], !record.state.isFinal, record.state != .running,
                 let job = plan.job(id)
             else { continue }
+            if job.when.waitsForFinalNeeds {
+                // `when: failure` or `always`: a need that ended badly is one need less to wait for.
+                releaseNeed(of: id, now: now)
+                continue
+            }
             record.state = .blocked
             record.reason = .ended(.blockedBy(need))
             record.finishedAt = now
@@ -571,14 +659,14 @@ public struct Scheduler {
                     RunEvent(
                         time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .failed,
                         reason: record.reason?.words))
-                blockDependents(of: job.id, now: now)
+                settleDependents(of: record, now: now)
                 continue
             }
             record.uncountedAttempts += 1
             record.state = .waiting
             record.reason = .waiting(.interrupted)
             put(record)
-            makeReadyIfDue(job)
+            makeReadyIfDue(job, now: now)
         }
     }
 
@@ -613,9 +701,7 @@ public struct Scheduler {
             return .applied("\(id) skipped; the jobs it blocked may go on")
         case (.retry, .blocked):
             // Another chance would block it again at once while a need still stands in the way.
-            if let need = job.needs.first(where: { need in
-                jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-            }) {
+            if let need = blockingNeed(of: job) {
                 return .refused(
                     "\(id) is blocked by \(need), which is \(jobs[need]?.state.rawValue ?? "unknown"); retry \(need) instead"
                 )
@@ -650,7 +736,7 @@ public struct Scheduler {
         if kind == .cancel {
             blockDependents(of: job.id, now: now)
         } else {
-            releaseDependents(of: job.id)
+            releaseDependents(of: job.id, now: now)
         }
     }
 
@@ -684,15 +770,30 @@ public struct Scheduler {
             lanes.opened(job)
             emit(RunEvent(time: now, run: run.id, job: id, kind: .queued))
         }
+        // A `when: failure|always` job not started yet counted these needs as met when they
+        // ended; they are open again, so it waits for them again.
+        let reopened = Set(ids)
+        for id in ids {
+            for dependent in plan.dependents[id] ?? [] where !reopened.contains(dependent) {
+                guard let job = plan.job(dependent), job.when.waitsForFinalNeeds,
+                    let record = jobs[dependent],
+                    !record.state.isFinal, record.state != .running
+                else { continue }
+                unmetNeeds[dependent, default: 0] += 1
+                lanes.unready(job)
+            }
+        }
         for id in ids {
             guard let job = plan.job(id), jobs[id]?.state == .pending else { continue }
-            unmetNeeds[id] = job.needs.filter { jobs[$0]?.state.satisfiesNeeds != true }.count
-            if let failedNeed = job.needs.first(where: { need in
-                jobs[need].map { $0.state.isFinal && !$0.state.satisfiesNeeds } ?? false
-            }) {
+            unmetNeeds[id] =
+                job.needs.filter { need in
+                    jobs[need].map { job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds }
+                        != true
+                }.count
+            if let failedNeed = blockingNeed(of: job) {
                 block([(id, failedNeed)], now: now)
             } else {
-                makeReadyIfDue(job)
+                makeReadyIfDue(job, now: now)
             }
         }
     }
@@ -745,7 +846,7 @@ public struct Scheduler {
                         AttemptRecord(
                             jobID: jobID, number: record.attempts, outcome: .failed, startedAt: now,
                             finishedAt: now,
-                            reason: reason.words)))
+                            reason: reason.words, logPath: satisfyLogPath(name))))
                 emit(
                     RunEvent(
                         time: now, run: run.id, job: jobID, attempt: record.attempts, kind: .failed,

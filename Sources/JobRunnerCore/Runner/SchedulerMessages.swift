@@ -106,8 +106,12 @@ public struct SchedulerOptions: Sendable {
     public var maxRunning: Int?
     /// Attempt logs go to `<logDirectory>/<run>/<job>/<attempt>.log`.
     public var logDirectory: String
+    /// The log directory as attempt records store it: relative to the state directory (`logs`),
+    /// so a state directory that is moved keeps its logs; `logDirectory` when nil.
+    public var storedLogDirectory: String
 
-    public init(maxRunning: Int? = nil, logDirectory: String) {
+    public init(maxRunning: Int? = nil, logDirectory: String, storedLogDirectory: String? = nil) {
+        self.storedLogDirectory = storedLogDirectory ?? logDirectory
         self.maxRunning = maxRunning
         self.logDirectory = logDirectory
     }

@@ -53,8 +53,12 @@ public enum EndReason: Sendable, Hashable {
     case skippedByOperator
     /// `enabled: false`.
     case disabled
+    /// `when: failure`, and every need succeeded or was skipped: nothing to clean up after.
+    case noNeedFailed
     /// The handler's own words (a plugin's message, a skip reason, a start failure).
     case message(String)
+
+    private static let noNeedFailedWords = "when: failure, and no need failed"
 
     /// The words of `status --json` and events: `exit:2`, `timeout`, `needs:ID`, …
     public var words: String {
@@ -68,6 +72,7 @@ public enum EndReason: Sendable, Hashable {
         case .cancelledByOperator: "cancelled by operator"
         case .skippedByOperator: "skipped by operator"
         case .disabled: "disabled"
+        case .noNeedFailed: Self.noNeedFailedWords
         case .message(let text): text
         }
     }
@@ -144,6 +149,7 @@ public enum JobReason: Sendable, Hashable {
         case "cancelled by operator": return .cancelledByOperator
         case "skipped by operator": return .skippedByOperator
         case "disabled": return .disabled
+        case EndReason.noNeedFailed.words: return .noNeedFailed
         default:
             if let code = words.suffix(afterPrefix: "exit:").flatMap({ Int32($0) }) { return .exit(code) }
             if let signal = words.suffix(afterPrefix: "signal:").flatMap({ Int32($0) }) {

@@ -58,6 +58,10 @@ public struct JobRecord: Sendable, Hashable, Codable {
     public var nextAttemptAt: Date?
     /// Since when a waiting job has waited for its reason (internet, a constraint).
     public var waitingSince: Date?
+    /// `allowFailure` as last loaded: a failure satisfies needs and does not fail the run.
+    public var allowFailure = false
+    /// `when` as last loaded.
+    public var when = RunCondition.success
 
     public init(
         jobID: String, occurrence: String = "", pipeline: String, needs: [String] = [], maxAttempts: Int? = 1,
@@ -88,12 +92,29 @@ public struct JobRecord: Sendable, Hashable, Codable {
 
     /// What a waiting job waits for, when its record says.
     public var waitingReason: WaitingReason? { reason?.waiting }
+
+    /// Whether it lets the jobs that need it go on: it succeeded, was skipped, or failed with
+    /// `allowFailure`.
+    public var satisfiesNeeds: Bool { state.satisfiesNeeds || isAllowedFailure }
+
+    /// Whether it failed with `allowFailure`: shown as `failed (allowed)`, not a failure of the run.
+    public var isAllowedFailure: Bool { state == .failed && allowFailure }
+
+    /// Whether it ended in a way that fails the run: failed (not allowed), blocked or cancelled.
+    public var failsRun: Bool {
+        switch state {
+        case .failed: !allowFailure
+        case .blocked, .cancelled: true
+        default: false
+        }
+    }
 }
 
 extension JobRecord {
     private enum CodingKeys: String, CodingKey {
         case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
         case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
+        case allowFailure, when
     }
 
     /// Reads a record; the reason is stored as its words and read back knowing the state.
@@ -118,6 +139,8 @@ extension JobRecord {
         finishedAt = try values.decodeIfPresent(Date.self, forKey: .finishedAt)
         nextAttemptAt = try values.decodeIfPresent(Date.self, forKey: .nextAttemptAt)
         waitingSince = try values.decodeIfPresent(Date.self, forKey: .waitingSince)
+        allowFailure = try values.decodeIfPresent(Bool.self, forKey: .allowFailure) ?? false
+        when = try values.decodeIfPresent(RunCondition.self, forKey: .when) ?? .success
     }
 
     /// Writes a record with its reason as words, the members `RecordJSON` also writes.
@@ -139,6 +162,8 @@ extension JobRecord {
         try values.encodeIfPresent(finishedAt, forKey: .finishedAt)
         try values.encodeIfPresent(nextAttemptAt, forKey: .nextAttemptAt)
         try values.encodeIfPresent(waitingSince, forKey: .waitingSince)
+        if allowFailure { try values.encode(allowFailure, forKey: .allowFailure) }
+        if when != .success { try values.encode(when, forKey: .when) }
     }
 }
 

@@ -13,6 +13,7 @@ public final class InMemoryQueueStore: QueueStore {
         var schedules: [String: ScheduleRecord] = [:]
         var requests: [String: [UInt64: OperatorRequest]] = [:]
         var commits = 0
+        var runsReads = 0
     }
 
     private let contents = Mutex(Contents())
@@ -21,6 +22,8 @@ public final class InMemoryQueueStore: QueueStore {
 
     /// How many batches have been committed (each would be one transaction).
     public var commitCount: Int { contents.withLock { $0.commits } }
+    /// How many times every run record was read (``runs()``).
+    public var runsReadCount: Int { contents.withLock { $0.runsReads } }
 
     public func submit(
         _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
@@ -70,7 +73,10 @@ public final class InMemoryQueueStore: QueueStore {
     }
 
     public func runs() throws(StoreError) -> [RunRecord] {
-        contents.withLock { $0.runs.values.sorted { $0.id < $1.id } }
+        contents.withLock {
+            $0.runsReads += 1
+            return $0.runs.values.sorted { $0.id < $1.id }
+        }
     }
 
     public func schedules() throws(StoreError) -> [String: ScheduleRecord] {

@@ -13,6 +13,27 @@ public struct JSONWriter: Sendable {
 
     public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
+    /// Hands over the bytes written so far and starts afresh, within the same containers: a long
+    /// document can be written out piece by piece.
+    public mutating func drain() -> [UInt8] {
+        defer { bytes.removeAll(keepingCapacity: true) }
+        return bytes
+    }
+
+    /// A line break between elements, for documents meant to be read by people too.
+    public mutating func newline() { bytes.append(UInt8(ascii: "\n")) }
+
+    /// A member whose value is `null` when nil (JSON for people and tools that expect every key).
+    public mutating func nullable(_ name: String, _ value: String?) {
+        key(name)
+        if let value { string(value) } else { self.value(.null) }
+    }
+
+    public mutating func nullable(_ name: String, _ value: (some BinaryInteger)?) {
+        key(name)
+        if let value { integer(value) } else { self.value(.null) }
+    }
+
     // MARK: Containers
 
     public mutating func beginObject() { open(UInt8(ascii: "{")) }
@@ -40,6 +61,12 @@ public struct JSONWriter: Sendable {
         guard let value else { return }
         key(name)
         integer(value)
+    }
+
+    public mutating func member(_ name: String, _ value: Bool) {
+        key(name)
+        separate()
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     public mutating func member(_ name: String, _ value: Date?) {

@@ -1,0 +1,25 @@
+/// Where attempt logs go in the state directory's `logs/`: `RUN/JOB/ATTEMPT.log`.
+public enum LogLayout {
+    /// The log of one attempt.
+    public static func attemptLog(in directory: String, runID: String, jobID: String, attempt: Int) -> String
+    {
+        "\(directory)/\(component(runID))/\(component(jobID))/\(attempt).log"
+    }
+
+    /// An id as one path component. The loader refuses ids that are not (`.`, `..`, anything with
+    /// `/`); should one come from elsewhere, it is written with `%` escapes (a character no id
+    /// may use), so that it can never name another run's directory nor one outside `logs/`.
+    public static func component(_ id: String) -> String {
+        guard id.isEmpty || id == "." || id == ".." || id.contains("/") || id.contains("%") else { return id }
+        if id == "." || id == ".." { return String(repeating: "%2E", count: id.count) }
+        var result = ""
+        for scalar in id.unicodeScalars {
+            switch scalar {
+            case "/": result += "%2F"
+            case "%": result += "%25"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result.isEmpty ? "%" : result
+    }
+}

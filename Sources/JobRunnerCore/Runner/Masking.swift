@@ -1,0 +1,119 @@
+import Foundation
+import Synchronization
+
+/// The secrets of the loaded job files, shared by everything that writes, and replaced when
+/// `serve` reloads the files.
+public final class Secrets: Sendable {
+    private let current: Mutex<SecretMasker>
+
+    public init(_ masker: SecretMasker = .none) { current = Mutex(masker) }
+
+    /// The masker in force now.
+    public var masker: SecretMasker { current.withLock { $0 } }
+
+    /// Masks with other values from now on.
+    public func update(_ masker: SecretMasker) { current.withLock { $0 = masker } }
+}
+
+extension Workload {
+    /// The values of `secrets:` (SPEC 3.1): each named variable's value in `environment` (the
+    /// runner's, with `--env-file`), and any value a job's `env:` gives it.
+    public func secretValues(environment: [String: String]) -> [String] {
+        var values: [String] = []
+        for name in secrets {
+            if let value = environment[name] { values.append(value) }
+            for job in jobs { if let value = job.environment[name] { values.append(value) } }
+        }
+        return values
+    }
+}
+
+/// A handler whose results hold no secret: outputs and reasons are masked before the runner
+/// stores or reports them (SPEC 3.1), so secrets never reach the store, `status` or events.
+///
+/// Logs a handler writes itself (plugins write theirs) are masked again once the attempt ends;
+/// the shell handler masks its logs as they are written, and says so with `masksOwnLogs`.
+public struct MaskingHandler: JobHandler {
+    public let inner: any JobHandler
+    public let secrets: Secrets
+    /// Whether the inner handler's logs for this request are already masked.
+    public let masksOwnLogs: @Sendable (AttemptRequest) -> Bool
+
+    public init(
+        _ inner: any JobHandler, secrets: Secrets,
+        masksOwnLogs: @escaping @Sendable (AttemptRequest) -> Bool = { _ in false }
+    ) {
+        self.inner = inner
+        self.secrets = secrets
+        self.masksOwnLogs = masksOwnLogs
+    }
+
+    public func run(_ request: AttemptRequest) async -> AttemptResult {
+        var result = await inner.run(request)
+        let masker = secrets.masker
+        guard !masker.isEmpty else { return result }
+        result.reason = result.reason.map(masker.mask)
+        result.outputs = result.outputs.mapValues(masker.mask)
+        if !masksOwnLogs(request) { Self.maskFile(request.logPath, with: masker) }
+        return result
+    }
+
+    /// Rewrites a file with its secrets masked, through a new file renamed over it, so a reader
+    /// sees the whole old file or the whole new one.
+    static func maskFile(_ path: String, with masker: SecretMasker) {
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        var stream = MaskingStream(masker)
+        let masked = stream.feed(data) + stream.finish()
+        guard masked.count != data.count || !masked.elementsEqual(data) else { return }
+        let staging = path + ".masking"
+        guard
+            FileManager.default.createFile(
+                atPath: staging, contents: Data(masked), attributes: [.posixPermissions: 0o600])
+        else { return }
+        if rename(staging, path) != 0 { unlink(staging) }
+    }
+}
+
+/// Passes events on with their texts masked: reasons, output keys and values.
+public struct MaskingObserver: RunObserver {
+    public let inner: any RunObserver
+    public let secrets: Secrets
+
+    public init(_ inner: any RunObserver, secrets: Secrets) {
+        self.inner = inner
+        self.secrets = secrets
+    }
+
+    public func record(_ event: RunEvent) {
+        let masker = secrets.masker
+        guard !masker.isEmpty else { return inner.record(event) }
+        var masked = event
+        masked.reason = event.reason.map(masker.mask)
+        masked.key = event.key.map(masker.mask)
+        masked.value = event.value.map(masker.mask)
+        inner.record(masked)
+    }
+}
+
+/// Constraint commands whose failure lines hold no secret: a `satisfy` that fails quotes its
+/// last line of output in the waiting jobs' reason, which is stored and shown.
+public struct MaskingConstraints: ConstraintRunner {
+    public let inner: any ConstraintRunner
+    public let secrets: Secrets
+
+    public init(_ inner: any ConstraintRunner, secrets: Secrets) {
+        self.inner = inner
+        self.secrets = secrets
+    }
+
+    public func check(_ constraint: ConstraintDefinition) async -> Bool {
+        await inner.check(constraint)
+    }
+
+    public func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome {
+        switch await inner.satisfy(constraint) {
+        case .satisfied: return .satisfied
+        case .failed(let line): return .failed(lastLine: secrets.masker.mask(line))
+        }
+    }
+}

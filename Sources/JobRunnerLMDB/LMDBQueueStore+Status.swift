@@ -1,0 +1,65 @@
+import CLMDB
+import Foundation
+import JobRunnerCore
+
+/// What `status` reads of a run: every job's state, found in each stored record's bytes, and
+/// the whole records of only the jobs it lists. A finished 100,000-job run is shown without
+/// decoding 100,000 records.
+public struct RunOverview: Sendable, Hashable {
+    public var run: RunRecord
+    /// Every job's state, by job id.
+    public var states: [String: JobState]
+    /// The records of the jobs asked for, by job id.
+    public var jobs: [String: JobRecord]
+    /// The outputs of the jobs asked for, when asked for.
+    public var outputs: [String: [String: String]]
+}
+
+extension LMDBQueueStore {
+    /// A run's overview, or nil when there is no such run.
+    /// - Parameters:
+    ///   - listing: which jobs to read whole, by state and the run they are in.
+    ///   - withOutputs: whether to read the listed jobs' outputs too.
+    public func overview(runID: String, listing: (JobState, RunRecord) -> Bool, withOutputs: Bool = false)
+        throws(StoreError) -> RunOverview?
+    {
+        try reading { txn, tables, decoder in
+            guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
+            var overview = RunOverview(
+                run: try decoder.decode(RunRecord.self, from: Data(runBytes)), states: [:], jobs: [:],
+                outputs: [:])
+            let prefix = StoreKey.runPrefix(runID)
+            overview.states.reserveCapacity(overview.run.jobIDs.count)
+            if listing(.succeeded, overview.run) { overview.jobs.reserveCapacity(overview.run.jobIDs.count) }
+            var listedKeys: [[UInt8]] = []
+            try txn.scanInPlace(tables.jobs, prefix: prefix) { key, value throws(LMDBError) in
+                let rest = key[prefix.count...]
+                let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
+                // The state alone, found in the bytes; the whole record only for a listed job.
+                guard let state = RecordJSON.state(in: value) else {
+                    let job = try Self.decodeJob(value, decoder)
+                    overview.states[jobID] = job.state
+                    if listing(job.state, overview.run) {
+                        overview.jobs[jobID] = job
+                        listedKeys.append(Array(key))
+                    }
+                    return
+                }
+                overview.states[jobID] = state
+                if listing(state, overview.run) {
+                    overview.jobs[jobID] = try Self.decodeJob(value, decoder)
+                    listedKeys.append(Array(key))
+                }
+            }
+            if withOutputs {
+                for key in listedKeys {
+                    guard let outputs = try txn.get(tables.outputs, key: key) else { continue }
+                    let rest = key[prefix.count...]
+                    let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
+                    overview.outputs[jobID] = try Self.decode([String: String].self, outputs, decoder)
+                }
+            }
+            return overview
+        }
+    }
+}

@@ -1,0 +1,274 @@
+import Foundation
+import JobRunnerCore
+
+/// Reads back the job records ``RecordJSON`` writes, without `JSONDecoder`.
+///
+/// `status --json` of a 100,000-job run decodes every job record; through `JSONDecoder` that
+/// alone took over a second. The stored JSON is flat: strings, numbers, `null` and one array of
+/// strings, so a reader of exactly that is short. Anything else (a member it does not know, a
+/// value of another shape, bytes that are not JSON) makes it answer nil, and the caller falls
+/// back to `JSONDecoder`, which reads every version of the record or says why it cannot.
+extension RecordJSON {
+    private static let stateMember = Array(#","state":""#.utf8)
+
+    /// A stored job record's state, found in its bytes without reading the rest; nil when the
+    /// record is not as ``RecordJSON`` writes it.
+    ///
+    /// `,"state":"` cannot occur inside a string value, where every quote is escaped, so its
+    /// first occurrence is the member.
+    static func state(in bytes: UnsafeRawBufferPointer) -> JobState? {
+        let member = stateMember
+        guard bytes.count > member.count else { return nil }
+        var index = 0
+        let last = bytes.count - member.count
+        while index <= last {
+            if bytes[index] == member[0], bytes[index + 1] == member[1],
+                member.indices.allSatisfy({ bytes[index + $0] == member[$0] })
+            {
+                let start = index + member.count
+                guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                return JobState(rawValue: String(decoding: bytes[start..<end], as: UTF8.self))
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    static func decodeJob(_ bytes: UnsafeRawBufferPointer) -> JobRecord? {
+        var reader = FlatJSONReader(bytes)
+        var jobID: String?
+        var occurrence = ""
+        var pipeline: String?
+        var needs: [String] = []
+        var maxAttempts: Int?
+        var state: JobState?
+        var reasonWords: String?
+        var attempts: Int?
+        var uncounted = 0
+        var crashed = 0
+        var exitCode: Int32?
+        var firstStartedAt: Date?
+        var startedAt: Date?
+        var finishedAt: Date?
+        var nextAttemptAt: Date?
+        var waitingSince: Date?
+        var allowFailure = false
+        var when = RunCondition.success
+        guard reader.take(UInt8(ascii: "{")) else { return nil }
+        var first = true
+        while !reader.take(UInt8(ascii: "}")) {
+            if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
+            first = false
+            guard let name = reader.string(), reader.take(UInt8(ascii: ":")) else { return nil }
+            if reader.takeNull() { continue }
+            switch name {
+            case "jobID": jobID = reader.string()
+            case "occurrence": occurrence = reader.string() ?? ""
+            case "pipeline": pipeline = reader.string()
+            case "needs":
+                guard let values = reader.strings() else { return nil }
+                needs = values
+            case "maxAttempts": maxAttempts = reader.integer()
+            case "state": state = reader.string().flatMap(JobState.init(rawValue:))
+            case "reason": reasonWords = reader.string()
+            case "attempts": attempts = reader.integer()
+            case "uncountedAttempts": uncounted = reader.integer() ?? 0
+            case "crashedInARow": crashed = reader.integer() ?? 0
+            case "exitCode": exitCode = reader.integer().flatMap { Int32(exactly: $0) }
+            case "firstStartedAt": firstStartedAt = reader.date()
+            case "startedAt": startedAt = reader.date()
+            case "finishedAt": finishedAt = reader.date()
+            case "nextAttemptAt": nextAttemptAt = reader.date()
+            case "waitingSince": waitingSince = reader.date()
+            case "allowFailure":
+                guard let value = reader.bool() else { return nil }
+                allowFailure = value
+            case "when":
+                guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return nil }
+                when = value
+            default:
+                return nil
+            }
+            if reader.failed { return nil }
+        }
+        guard reader.atEnd(), let jobID, let pipeline, let state, let attempts
+        else { return nil }
+        var record = JobRecord(
+            jobID: jobID, occurrence: occurrence, pipeline: pipeline, needs: needs, maxAttempts: maxAttempts,
+            state: state, reason: reasonWords.map { JobReason(words: $0, state: state) }, attempts: attempts,
+            uncountedAttempts: uncounted, crashedInARow: crashed, exitCode: exitCode,
+            firstStartedAt: firstStartedAt, startedAt: startedAt, finishedAt: finishedAt,
+            nextAttemptAt: nextAttemptAt)
+        record.waitingSince = waitingSince
+        record.allowFailure = allowFailure
+        record.when = when
+        return record
+    }
+}
+
+/// A cursor over one flat JSON object's bytes. Each reading method answers nil (and sets
+/// `failed`) when the bytes are not what it reads.
+private struct FlatJSONReader {
+    private let bytes: UnsafeRawBufferPointer
+    private var index = 0
+    private(set) var failed = false
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func atEnd() -> Bool {
+        skipSpace()
+        return index == bytes.count
+    }
+
+    private mutating func skipSpace() {
+        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+    }
+
+    /// Takes `byte` if it comes next (after white space).
+    mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard index < bytes.count, bytes[index] == byte else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func takeNull() -> Bool {
+        skipSpace()
+        guard bytes.count - index >= 4, bytes[index] == UInt8(ascii: "n"),
+            bytes[index + 1] == UInt8(ascii: "u"),
+            bytes[index + 2] == UInt8(ascii: "l"), bytes[index + 3] == UInt8(ascii: "l")
+        else { return false }
+        index += 4
+        return true
+    }
+
+    /// `true` or `false`.
+    mutating func bool() -> Bool? {
+        skipSpace()
+        for (word, value) in [("true", true), ("false", false)] {
+            let letters = Array(word.utf8)
+            if bytes.count - index >= letters.count,
+                letters.indices.allSatisfy({ bytes[index + $0] == letters[$0] })
+            {
+                index += letters.count
+                return value
+            }
+        }
+        return fail()
+    }
+
+    private mutating func fail<Value>() -> Value? {
+        failed = true
+        return nil
+    }
+
+    mutating func string() -> String? {
+        guard take(UInt8(ascii: "\"")) else { return fail() }
+        let start = index
+        // The common case: no escapes, read in one go.
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+            if bytes[index] < 0x20 { return fail() }
+            index += 1
+        }
+        guard index < bytes.count else { return fail() }
+        if bytes[index] == UInt8(ascii: "\"") {
+            index += 1
+            return String(
+                validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self)
+                ?? fail()
+        }
+        var text = [UInt8](bytes[start..<index])
+        while bytes[index] == UInt8(ascii: "\\") {
+            index += 1
+            guard index < bytes.count else { return fail() }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escape)
+            case UInt8(ascii: "b"): text.append(0x08)
+            case UInt8(ascii: "f"): text.append(0x0C)
+            case UInt8(ascii: "n"): text.append(0x0A)
+            case UInt8(ascii: "r"): text.append(0x0D)
+            case UInt8(ascii: "t"): text.append(0x09)
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4() else { return fail() }
+                if (0xD800..<0xDC00).contains(scalar) {
+                    // A surrogate pair: the low half must follow as another \u escape.
+                    guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hex4(),
+                        (0xDC00..<0xE000).contains(low)
+                    else { return fail() }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { return fail() }
+                text.append(contentsOf: String(Character(unicode)).utf8)
+            default:
+                return fail()
+            }
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\")
+            {
+                if bytes[index] < 0x20 { return fail() }
+                text.append(bytes[index])
+                index += 1
+            }
+            guard index < bytes.count else { return fail() }
+        }
+        index += 1
+        return String(validating: text, as: UTF8.self) ?? fail()
+    }
+
+    private mutating func hex4() -> UInt32? {
+        guard bytes.count - index >= 4 else { return nil }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    mutating func strings() -> [String]? {
+        guard take(UInt8(ascii: "[")) else { return fail() }
+        var values: [String] = []
+        if take(UInt8(ascii: "]")) { return values }
+        repeat {
+            guard let value = string() else { return fail() }
+            values.append(value)
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "]")) ? values : fail()
+    }
+
+    /// The bytes of a JSON number.
+    private mutating func number() -> String? {
+        skipSpace()
+        let start = index
+        while index < bytes.count,
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+                || [
+                    UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"),
+                    UInt8(ascii: "E"),
+                ]
+                .contains(bytes[index])
+        {
+            index += 1
+        }
+        guard index > start else { return fail() }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    mutating func integer() -> Int? {
+        number().flatMap { Int($0) } ?? fail()
+    }
+
+    /// A date as `JSONEncoder` writes one by default: seconds since the reference date.
+    mutating func date() -> Date? {
+        number().flatMap { Double($0) }.map { Date(timeIntervalSinceReferenceDate: $0) } ?? fail()
+    }
+}

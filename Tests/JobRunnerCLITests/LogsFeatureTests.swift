@@ -1,0 +1,134 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `logs` always says something (issue 12, item 7), and pipeline names are checked (item 8).
+@Suite(.serialized) struct LogsFeatureTests {
+    @Test func aJobThatFailedOnItsConstraintShowsTheSatisfyOutput() throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": """
+            constraints:
+              token:
+                check: "false"
+                satisfy: echo "the token server said no"; exit 1
+            jobs:
+              fetch:
+                constraints: [token]
+                run: echo fetched
+            """
+        ])
+        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 1)
+        let logs = try workspace.run("logs", "fetch")
+        #expect(logs.status == 0)
+        #expect(logs.stdout == "the token server said no\n")
+        #expect(
+            logs.stderr.contains(
+                "constraint token failed: the token server said no; the output of that satisfy"))
+    }
+
+    @Test func logsStillShowAfterTheStateDirectoryIsMovedAndAJobWithNoLogSaysWhy() throws {
+        let workspace = try Workspace(files: [
+            "a.yaml":
+                "jobs:\n  build:\n    run: echo built\n  quiet:\n    run: \"true\"\n  off:\n    enabled: false\n    run: echo\n"
+        ])
+        // Run with another state directory, then move it where the workspace looks.
+        let original = workspace.root + "/original"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
+        process.arguments = ["run", "jobs", "--progress", "none", "--state", original]
+        process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try FileManager.default.moveItem(atPath: original, toPath: workspace.state)
+        let logs = try workspace.run("logs", "build")
+        #expect(logs.stdout == "built\n", "\(logs.stderr)")
+        let quiet = try workspace.run("logs", "quiet")
+        #expect(quiet.status == 0)
+        #expect(quiet.stderr.contains("attempt 1 of quiet wrote no output; it ended succeeded"))
+        let off = try workspace.run("logs", "off")
+        #expect(off.status == 1)
+        #expect(off.stderr.contains("job 'off' is skipped (disabled) and never started: it has no log"))
+
+        let all = try workspace.run("logs")
+        #expect(all.stdout == "build | built\n")
+    }
+
+    static let gated = """
+        jobs:
+          first:
+            run: while [ ! -f ../go ]; do sleep 0.05; done; echo first done
+          second:
+            needs: [first]
+            run: echo second says hello
+        """
+
+    @Test func followingAJobThatHasNotStartedWaitsForIt() async throws {
+        let workspace = try Workspace(files: ["a.yaml": Self.gated])
+        let output = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: output)
+        let lines = LineReader(output)
+        #expect(await lines.waitFor("started     first"))
+        let followOut = Pipe()
+        let follower = try workspace.start(["logs", "-f", "second"], stdout: followOut)
+        let followed = LineReader(followOut)
+        let wholeOut = Pipe()
+        let whole = try workspace.start(["logs", "-f"], stdout: wholeOut)
+        let wholeLines = LineReader(wholeOut)
+        try "".write(toFile: workspace.root + "/go", atomically: true, encoding: .utf8)
+        #expect(await waitForExit(follower) == 0)
+        #expect(followed.all == ["second says hello"])
+        #expect(await waitForExit(runner) == 0)
+        #expect(await waitForExit(whole) == 0)
+        #expect(wholeLines.all == ["first  | first done", "second | second says hello"])
+    }
+
+    @Test func followingEndsWithAMessageWhenTheRunnerIsGone() async throws {
+        let workspace = try Workspace(files: ["a.yaml": Self.gated])
+        let output = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: output)
+        let lines = LineReader(output)
+        #expect(await lines.waitFor("started     first"))
+        let errors = Pipe()
+        let follower = try workspace.start(["logs", "-f", "first"], stderr: errors)
+        let said = LineReader(errors)
+        kill(runner.processIdentifier, SIGKILL)
+        _ = await waitForExit(runner)
+        #expect(await waitForExit(follower) == 1)
+        #expect(said.all.contains { $0.contains("the runner that wrote this log is gone") })
+        // The orphaned job ends once it may.
+        try "".write(toFile: workspace.root + "/go", atomically: true, encoding: .utf8)
+    }
+
+    @Test func suspendChecksThePipelineName() throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": "pipelines:\n  ci: {}\njobs:\n  a:\n    pipeline: ci\n    run: echo\n"
+        ])
+        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 0)
+        let typo = try workspace.run("suspend", "cii")
+        #expect(typo.status == 2)
+        #expect(typo.stderr.contains("jobrunner: no pipeline 'cii'; did you mean 'ci'?"))
+        #expect(try workspace.run("suspend", "ci").status == 0)
+        let resumeTypo = try workspace.run("resume", "cj")
+        #expect(resumeTypo.status == 2)
+        #expect(try workspace.run("resume", "ci").status == 0)
+    }
+
+    @Test func aRunHeldBackBySuspensionSaysSoUntilResumed() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": "pipelines:\n  ci: {}\njobs:\n  a:\n    pipeline: ci\n    run: echo\n"
+        ])
+        let suspend = try workspace.run("suspend", "ci")
+        #expect(suspend.status == 0, "before the first run any name is accepted")
+        let output = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: output)
+        let lines = LineReader(output)
+        #expect(
+            await lines.waitFor(
+                "waiting     pipeline ci is suspended and nothing else can run; `jobrunner resume ci` lets it go on"
+            ))
+        #expect(try workspace.run("resume", "ci").status == 0)
+        #expect(await waitForExit(runner) == 0)
+        #expect(lines.all.contains { $0.hasSuffix("resumed     ci") })
+    }
+}
