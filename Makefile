@@ -1,8 +1,9 @@
-# jobrunner — `make run` runs the sample jobs, `make test` the test suite, `make bench` the benchmarks.
+# jobrunner — `make run` runs the sample jobs, `make test` the test suite, `make bench` the benchmarks,
+# `make torture` the attacks from outside (kill -9, lock deletion, a full disk, damaged databases).
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test test-python bench fixtures fuzz format lint clean
+.PHONY: setup build release run test test-python torture bench fixtures fuzz format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -29,6 +30,13 @@ run: build
 test: setup test-python
 	$(SWIFT) build
 	$(SWIFT) test
+	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
+
+# kill -9 at 1,000 jobs (100 kills), lock deletion, a full disk (a 2 MiB tmpfs; skipped with a
+# message where mounting is not allowed) and 200 seeds of damaged databases, against the built
+# binary. Everything it writes goes to temporary directories.
+torture: build
+	python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200
 
 test-python:
 	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml

@@ -49,10 +49,12 @@ let package = Package(
             name: "JobRunnerLMDB",
             dependencies: ["JobRunnerCore", "CLMDB"]
         ),
+        // prctl, which Swift cannot call (it is variadic): the runner as a child subreaper.
+        .target(name: "CJobRunnerSystem"),
         .target(
             name: "JobRunnerShell",
             dependencies: [
-                "JobRunnerCore",
+                "JobRunnerCore", "CJobRunnerSystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]

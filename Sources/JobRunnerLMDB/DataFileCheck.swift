@@ -42,13 +42,56 @@ enum DataFileCheck {
         }
         guard size >= 2 * pageSize else { throw damaged("it is shorter than its two meta pages") }
         try? handle.seek(toOffset: pageSize)
-        let second = meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data())
+        let secondHead = (try? handle.read(upToCount: 16 + 160)) ?? Data()
+        let second = meta(in: secondHead)
         // LMDB uses the meta page with the higher transaction id; both are written in turn.
-        let newest = [first, second].compactMap { $0 }.max { $0.transaction < $1.transaction } ?? first
-        let needed = (newest.lastPage + 1) * pageSize
+        let newest =
+            [(first, head), second.map { ($0, secondHead) }].compactMap { $0 }
+            .max { $0.0.transaction < $1.0.transaction } ?? (first, head)
+        let needed = (newest.0.lastPage + 1) * pageSize
         guard needed <= size else {
             throw damaged("it holds \(size) bytes but its pages reach to byte \(needed) (truncated?)")
         }
+        // The walk reads pages as no LMDB reader: a commit under way (another process's) may
+        // rewrite pages it reads. Damage is only believed when two walks of the same
+        // transaction, apart, find it; a file that keeps changing has a live writer, which maps
+        // it fine.
+        var meta = newest
+        var failed: (transaction: UInt64, why: String)?
+        for _ in 0..<5 {
+            do {
+                try PageWalk.check(
+                    path: path, meta: [UInt8](meta.1), pageSize: Int(pageSize), lastPage: meta.0.lastPage)
+                return
+            } catch {
+                if let failed, failed.transaction == meta.0.transaction { throw damaged(failed.why) }
+                failed = (meta.0.transaction, error.why)
+            }
+            usleep(20_000)
+            try? handle.seek(toOffset: 0)
+            let firstAgain = (try? handle.read(upToCount: 16 + 160)) ?? Data()
+            try? handle.seek(toOffset: pageSize)
+            let secondAgain = (try? handle.read(upToCount: 16 + 160)) ?? Data()
+            let metas = [firstAgain, secondAgain].compactMap { bytes in
+                Self.meta(in: bytes).map { ($0, bytes) }
+            }
+            guard let newer = metas.max(by: { $0.0.transaction < $1.0.transaction }),
+                (newer.0.lastPage + 1) * pageSize <= ((try? handle.seekToEnd()) ?? 0)
+            else { return }
+            meta = newer
+        }
+    }
+
+    /// Whether the file holds pages beyond its two meta pages: some transaction was committed
+    /// to it, so it is not the file of a store that never opened. False when it is missing.
+    static func holdsPages(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: 0)
+        let pageSize =
+            meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data()).map { UInt64($0.pageSize) } ?? 4096
+        return size > 2 * pageSize
     }
 
     /// The meta page at the start of `page`, or nil when its magic or version is wrong.

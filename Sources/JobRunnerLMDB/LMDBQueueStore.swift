@@ -31,13 +31,14 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             )
         }
         try DataFileCheck.verify(directory + "/data.mdb")
+        let heldPages = DataFileCheck.holdsPages(directory + "/data.mdb")
         do {
             environment = try Environment(directory: directory, mapSize: mapSize)
         } catch {
             throw error.storeError(path: directory)
         }
         writer = GroupCommitWriter(environment: environment)
-        try checkSchema()
+        try checkSchema(heldPages: heldPages)
         writer.start()
     }
 
@@ -46,7 +47,10 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// Lets the writer finish what was submitted, then stop; later submissions fail.
     public func close() { writer.close() }
 
-    private func checkSchema() throws(StoreError) {
+    /// - Parameter heldPages: the data file held committed pages before it was opened; every
+    ///   store writes its schema version in its first transaction, so such a file without one
+    ///   lost its records to damage, and is not taken for an empty history.
+    private func checkSchema(heldPages: Bool) throws(StoreError) {
         let tables = environment.tables
         do {
             let stored = try environment.read { txn throws(LMDBError) in
@@ -65,6 +69,11 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                         "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR"
                     )
                 }
+            } else if heldPages {
+                throw StoreError(
+                    .corrupt,
+                    "the state database in \(environment.path) is damaged: its records are gone though the file holds pages; restore it from a backup, or move the state directory aside to start afresh"
+                )
             } else {
                 try environment.write { txn throws(LMDBError) in
                     try txn.put(

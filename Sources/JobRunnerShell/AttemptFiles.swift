@@ -10,10 +10,13 @@ struct AttemptFiles {
 
     let outputPath: String
     let controlPath: String
+    /// Where needed outputs too long for the environment are written (``NeededOutputs``).
+    let neededDirectory: String
 
     init(directory: String, job: String, attempt: Int) {
         outputPath = "\(directory)/\(job).\(attempt).output"
         controlPath = "\(directory)/\(job).\(attempt).control"
+        neededDirectory = "\(directory)/\(job).\(attempt).needs"
     }
 
     /// Removes files a previous runner may have left at these paths (a job creates them by

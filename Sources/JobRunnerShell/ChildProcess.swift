@@ -18,7 +18,8 @@ import Synchronization
 /// group of its own, so everything it starts can be ended together. A deadline (measured on the
 /// injected clock) or a cancelled caller ends the group: SIGTERM, then SIGKILL once `killGrace`
 /// has passed on that clock with anything left. When the main process exits, processes it left
-/// behind in the group are ended the same way, as systemd's `KillMode=control-group` does.
+/// behind in the group are ended the same way, as systemd's `KillMode=control-group` does;
+/// with a ``mark``, so are the processes it started that left the group.
 ///
 /// How the process ended is a value, never an error: see ``Termination``.
 public struct ChildProcess: Sendable {
@@ -101,14 +102,20 @@ public struct ChildProcess: Sendable {
     public var killGrace: Duration
     /// Measures the timeout and the grace period, so tests can drive both by hand.
     public var clock: any RunnerClock
+    /// Environment entries (`NAME=value`, all present in ``environment``) that mark every
+    /// process this one starts: at its end, each process that still carries them all is ended
+    /// with its group, even one that left the group (`setsid`) or was orphaned. Nil: only the
+    /// group is ended.
+    public var mark: [String]?
 
     /// A process to run; nothing starts until ``run(in:onSpawn:)``.
     public init(
         program: Program, arguments: [String] = [], environment: [String: String]? = nil,
         workingDirectory: String? = nil, input: [UInt8]? = nil, output: Output = .keep(lastBytes: .max),
         errors: ErrorOutput = .withOutput, timeout: Duration? = nil,
-        killGrace: Duration = JobDefinition.defaultKillGrace, clock: any RunnerClock
+        killGrace: Duration = JobDefinition.defaultKillGrace, clock: any RunnerClock, mark: [String]? = nil
     ) {
+        self.mark = mark
         self.program = program
         self.arguments = arguments
         self.environment = environment
@@ -171,8 +178,11 @@ public struct ChildProcess: Sendable {
         let result = await ended
         // The sweep: whatever the main process left in its group.
         if let group = await started.value {
+            ProcessGroups.reaped(group)
             await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
         }
+        // And whatever it started that left the group.
+        if let mark { await ProcessGroups.terminate(marked: mark, killGrace: killGrace, clock: clock) }
         switch (result, await stop.value) {
         case (.failure(let failure), _):
             return Outcome(termination: .failedToStart(failure.reason))
@@ -240,6 +250,7 @@ public struct ChildProcess: Sendable {
         options.processGroupID = 0
         let output = self.output
         let body = { (pid: Int32, sequence: SubprocessOutputSequence) async -> [UInt8] in
+            ProcessGroups.spawned(pid)
             started.set(pid)
             onSpawn(pid)
             return await Self.read(sequence, into: output)

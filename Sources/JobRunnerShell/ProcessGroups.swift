@@ -34,7 +34,7 @@ public struct ProcessGroups: OrphanTerminator {
     }
 
     /// The fields of /proc/PID/stat after the command name: state (field 3) first.
-    private static func statFields(of pid: Int32) -> [Substring]? {
+    static func statFields(of pid: Int32) -> [Substring]? {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         // The command name (field 2) may hold spaces and parentheses: fields are counted after
@@ -56,7 +56,8 @@ public struct ProcessGroups: OrphanTerminator {
     /// A cancelled caller cuts the grace period short: the group is killed at once rather
     /// than left running.
     static func terminate(group: Int32, killGrace: Duration, clock: any RunnerClock) async {
-        guard group > 1, isAlive(group: group) else { return }
+        // Never the runner's own group, which a job could have joined (`setpgid`).
+        guard group > 1, group != getpgrp(), isAlive(group: group) else { return }
         kill(-group, SIGTERM)
         let end = clock.now().addingTimeInterval(killGrace.seconds)
         let gone = await withTaskGroup(of: Bool.self) { race in
@@ -106,25 +107,15 @@ public struct ProcessGroups: OrphanTerminator {
             let current = startTime(of: pid)
             if orphan.startTime == nil || current == nil || current == orphan.startTime { groups.insert(pid) }
         }
-        let marks = [
-            "JOBRUNNER_RUN=\(orphan.runID)", "JOBRUNNER_JOB=\(orphan.jobID)",
-            "JOBRUNNER_ATTEMPT=\(orphan.attempt)",
-        ].map { Array($0.utf8) }
-        for pid in Self.processIDs() where pid != getpid() {
-            guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
-                continue
-            }
-            let variables = Set(environment.split(separator: 0).map(Array.init))
-            if marks.allSatisfy(variables.contains), let stat = Self.stat(of: pid) {
-                groups.insert(stat.group)
-            }
-        }
+        let mark = Self.attemptMark(runID: orphan.runID, jobID: orphan.jobID, attempt: orphan.attempt)
+        groups.formUnion(await Self.groupsOffThePool(marked: mark))
         for group in groups.sorted() where group > 1 {
             await Self.terminate(group: group, killGrace: killGrace, clock: clock)
         }
+        Self.reapOrphans()
     }
 
-    private static func processIDs() -> [Int32] {
+    static func processIDs() -> [Int32] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
     }
 

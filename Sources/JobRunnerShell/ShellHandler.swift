@@ -36,19 +36,19 @@ public struct ShellHandler: JobHandler {
     }
 
     /// The environment an attempt sees (SPEC 5.2, 5.7).
-    public func environment(for request: AttemptRequest, files: (output: String, control: String)) -> [String:
-        String]
-    {
+    /// - Parameter outputFiles: the `JOBRUNNER_OUT_<JOB>_<KEY>_FILE` variables of needed
+    ///   outputs too long for the environment (``NeededOutputs``).
+    public func environment(
+        for request: AttemptRequest, files: (output: String, control: String),
+        outputFiles: [String: String] = [:]
+    ) -> [String: String] {
         var environment = baseEnvironment
         for (key, value) in request.job.environment { environment[key] = value }
         for (key, value) in request.job.parameters {
             environment["JOBRUNNER_PARAM_" + Self.environmentName(key)] = value.environmentText
         }
-        for (job, outputs) in request.neededOutputs {
-            for (key, value) in outputs {
-                environment["JOBRUNNER_OUT_\(Self.environmentName(job))_\(Self.environmentName(key))"] = value
-            }
-        }
+        for (name, value) in NeededOutputs(request.neededOutputs).inline { environment[name] = value }
+        for (name, path) in outputFiles { environment[name] = path }
         environment["JOBRUNNER_RUN"] = request.runID
         environment["JOBRUNNER_JOB"] = request.job.id
         environment["JOBRUNNER_ATTEMPT"] = String(request.attempt)
@@ -90,11 +90,22 @@ public struct ShellHandler: JobHandler {
         defer { files.remove() }
         let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
         defer { log.finish() }
+        let outputFiles: [String: String]
+        do {
+            outputFiles = try NeededOutputs(request.neededOutputs).writeFiles(in: files.neededDirectory)
+        } catch {
+            log.appendLine("jobrunner: cannot pass the outputs of needed jobs: \(error)")
+            return AttemptResult(outcome: .failed, reason: "cannot pass needed outputs: \(error)")
+        }
+        defer { NeededOutputs.remove(files.neededDirectory) }
         let child = ChildProcess(
             program: program, arguments: arguments,
-            environment: environment(for: request, files: (files.outputPath, files.controlPath)),
+            environment: environment(
+                for: request, files: (files.outputPath, files.controlPath), outputFiles: outputFiles),
             workingDirectory: request.job.workingDirectory, output: .stream { log.append($0) },
-            timeout: request.job.timeout, killGrace: request.job.killGrace, clock: clock)
+            timeout: request.job.timeout, killGrace: request.job.killGrace, clock: clock,
+            mark: ProcessGroups.attemptMark(
+                runID: request.runID, jobID: request.job.id, attempt: request.attempt))
         let outcome = await child.run(in: slots, onSpawn: request.onSpawn)
 
         switch outcome.termination {

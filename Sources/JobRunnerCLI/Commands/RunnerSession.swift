@@ -78,6 +78,9 @@ struct RunnerSession {
             store.close()
             withExtendedLifetime(lock) {}
         }
+        // Processes a job orphans (a `setsid` daemon) come back to the runner, which ends them
+        // with their attempt and reaps them.
+        ProcessGroups.becomeSubreaper()
 
         var observers: [any RunObserver] = []
         if let events = options.events { observers.append(try EventsWriter(path: events)) }
@@ -146,7 +149,11 @@ struct RunnerSession {
         do {
             summary = serve ? try await Self.serve(runner, logger: logger) : try await runner.run()
         } catch {
-            printError(secrets.masker.mask("jobrunner: \(error)"))
+            // The runner ended its attempts before it threw; nothing already stored was changed.
+            printError(
+                secrets.masker.mask(
+                    "jobrunner: \(error); the running attempts were ended and what was stored is kept: "
+                        + "fix the cause (free space, if the disk is full) and run again to resume"))
             throw ExitCode(ExitStatus.stateUnusable)
         }
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))

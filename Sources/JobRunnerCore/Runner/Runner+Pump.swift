@@ -63,6 +63,10 @@ extension Runner {
         /// Whether the loop is over: nothing runs or waits to be stored, and either a stop was
         /// asked for or, when not serving, every job and due occurrence is final.
         var isDone: Bool {
+            // Once a commit failed, nothing more is stored and the effects of the failed
+            // decision never happen (an attempt decided there never starts, so the scheduler
+            // would wait for its end forever): done once every attempt that did start has ended.
+            if storeFailure != nil { return inFlight == 0 && attemptTasks.isEmpty }
             guard inFlight == 0, main.isIdle, occurrenceRuns.isEmpty || stopSignal != nil else {
                 return false
             }
@@ -434,6 +438,8 @@ extension Runner {
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }
+                case .probeConnectivity:
+                    probeNow()
                 case .removeLogs(let runIDs):
                     for runID in runIDs {
                         try? FileManager.default.removeItem(atPath: "\(runner.options.logDirectory)/\(runID)")
@@ -487,6 +493,19 @@ extension Runner {
             sideTasks[id] = Task {
                 mailbox.yield(.sideTaskEnded(id, run: runID, await body()))
             }
+        }
+
+        /// Asks the connectivity probe at once; its answer goes to every run. Without a probe
+        /// the machine counts as online.
+        private func probeNow() {
+            let mailbox = runner.mailbox
+            guard let probe = runner.probe else {
+                mailbox.yield(.broadcast(.connectivity(online: online)))
+                return
+            }
+            let id = nextSideTask
+            nextSideTask += 1
+            sideTasks[id] = Task { mailbox.yield(.broadcast(.connectivity(online: await probe.isOnline()))) }
         }
 
         /// Suspensions and operator requests as the store holds them now.

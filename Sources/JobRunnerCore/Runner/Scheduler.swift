@@ -38,6 +38,9 @@ public struct Scheduler {
     private var finalCount = 0
     private var online = true
     private var stopping = false
+    /// Failed attempts of jobs that need the internet, held until the probe asked for them
+    /// answers: offline, they do not count (SPEC 5.5). Their jobs keep their slot meanwhile.
+    private var heldFailures: [String: (attempt: Int, result: AttemptResult)] = [:]
     /// Running jobs an operator asked to cancel or skip: their attempt is being ended.
     private var stopRequests: [String: OperatorRequest.Kind] = [:]
     private var handledRequests = Set<UInt64>()
@@ -218,6 +221,7 @@ public struct Scheduler {
             break
         case .connectivity(let value):
             setOnline(value, now: now)
+            judgeHeldFailures(now: now)
         case .constraintsChecked(let jobID, let failed):
             constraintsChecked(jobID, failed: failed, now: now)
         case .satisfyEnded(let name, let outcome):
@@ -226,6 +230,8 @@ public struct Scheduler {
             runnerDied(now: now)
         case .stop:
             stopping = true
+            // No probe answer is awaited on the way out: judge them on what is known.
+            judgeHeldFailures(now: now)
         }
     }
 
@@ -390,12 +396,33 @@ public struct Scheduler {
         unsavedAttempts.append(jobID)
     }
 
+    /// Judges the failed attempts held for a connectivity probe, in file order.
+    private mutating func judgeHeldFailures(now: Date) {
+        let held = heldFailures
+        heldFailures = [:]
+        for id in held.keys.sorted(by: { plan.order(of: $0) < plan.order(of: $1) }) {
+            guard let (number, result) = held[id] else { continue }
+            attemptEnded(id, attempt: number, result: result, now: now, probed: true)
+        }
+    }
+
     /// Applies a finished attempt: its outcome, the job's next state, its dependents.
-    private mutating func attemptEnded(_ jobID: String, attempt number: Int, result: AttemptResult, now: Date)
-    {
+    /// - Parameter probed: the connectivity probe was asked after this attempt failed, so
+    ///   `online` is fresh.
+    private mutating func attemptEnded(
+        _ jobID: String, attempt number: Int, result: AttemptResult, now: Date, probed: Bool = false
+    ) {
         guard var record = jobs[jobID], let job = plan.job(jobID), record.state == .running,
-            record.attempts == number
+            record.attempts == number, probed || heldFailures[jobID] == nil
         else { return }
+        let failed = [.failed, .timeout, .tempfail].contains(result.outcome)
+        if failed && job.requiresInternet && online && !stopping && !probed {
+            // The last probe may be up to an interval old: whether this failure counts is
+            // decided on a fresh answer.
+            if heldFailures.isEmpty { decision.effects.append(.probeConnectivity) }
+            heldFailures[jobID] = (number, result)
+            return
+        }
         lanes.attemptEnded(job)
         var attempt =
             attempts.removeValue(forKey: jobID)
@@ -419,7 +446,7 @@ public struct Scheduler {
         }
         decision.changes.append(.putAttempt(runID: run.id, attempt))
 
-        if [.failed, .timeout, .tempfail].contains(result.outcome) && !online && job.requiresInternet {
+        if failed && !online && job.requiresInternet {
             // Failing while offline says nothing about the job: it waits for the internet again,
             // and the attempt does not count (SPEC 5.5).
             emit(

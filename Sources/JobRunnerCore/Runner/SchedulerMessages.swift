@@ -13,7 +13,8 @@ public enum SchedulerInput: Sendable, Hashable {
     case suspensions([String: Int])
     /// Time passed: backoff delays that have run out let their jobs go on.
     case tick
-    /// What the connectivity probe said (SPEC 5.5).
+    /// What the connectivity probe said (SPEC 5.5). Failed attempts held for a probe
+    /// (``Effect/probeConnectivity``) are judged on it, even when the answer did not change.
     case connectivity(online: Bool)
     /// The `check`s of a job's constraints ran: `failed` names the first that did not hold.
     case constraintsChecked(jobID: String, failed: String?)
@@ -41,6 +42,10 @@ public enum Effect: Sendable, Hashable {
     case endAttempt(runID: String, jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
     /// Delete the log directories of runs whose records were pruned (`retention:`).
     case removeLogs(runIDs: [String])
+    /// Run the connectivity probe now and send its answer as `connectivity` (to every run):
+    /// an attempt of a job that needs the internet failed, and whether it counts depends on
+    /// the answer (SPEC 5.5).
+    case probeConnectivity
 }
 
 /// What an attempt to start needs from the scheduler.
