@@ -2,7 +2,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test bench fixtures format lint clean
+.PHONY: setup build release run test asan tsan bench fixtures format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -28,6 +28,23 @@ run: build
 test: setup
 	$(SWIFT) build
 	$(SWIFT) test
+
+# The test suite under AddressSanitizer and under ThreadSanitizer, each in a build directory of
+# its own (.build/asan, .build/tsan) so the normal build stays as it is. The end-to-end tests run
+# the instrumented jobrunner binary and plugins of that directory (JOBRUNNER_BINARY), so the
+# runner and its child processes are checked too. Options and suppressions: sanitizers/README.md.
+SANITIZER_TESTS ?=
+asan: setup
+	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
+	ASAN_OPTIONS="$$(cat sanitizers/asan.options)" LSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/lsan.supp" \
+		JOBRUNNER_BINARY=$(CURDIR)/.build/asan/debug/jobrunner \
+		$(SWIFT) test --skip-build --sanitize=address --build-path .build/asan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
+
+tsan: setup
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	TSAN_OPTIONS="$$(cat sanitizers/tsan.options) suppressions=$(CURDIR)/sanitizers/tsan.supp" \
+		JOBRUNNER_BINARY=$(CURDIR)/.build/tsan/debug/jobrunner \
+		$(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
 
 bench: release
 	@if ! command -v ninja >/dev/null 2>&1; then \

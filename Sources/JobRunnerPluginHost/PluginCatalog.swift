@@ -77,9 +77,12 @@ public final class PluginCatalog: Sendable {
     /// is one: the library is not loaded here); the same answer every later call.
     public func describe(_ name: String) -> Result<PluginDescription, PluginLoadError> {
         if prober == nil { return plugin(name).map(\.info) }
+        if let known = described.withLock({ $0[name] }) { return known }
+        // Probed without the lock, so that several libraries can be described at once; two
+        // threads asking for one name at once may both probe it, and the first answer stays.
+        let result = locate(name).flatMap { path in probe(name, path, checks: []).map(\.plugin) }
         return described.withLock { table in
             if let known = table[name] { return known }
-            let result = locate(name).flatMap { path in probe(name, path, checks: []).map(\.plugin) }
             table[name] = result
             return result
         }
@@ -140,6 +143,9 @@ public final class PluginCatalog: Sendable {
                 if seen.insert(name).inserted { names.append(name) }
             }
         }
+        // Described side by side: each is a child process that mostly waits.
+        let all = names
+        DispatchQueue.concurrentPerform(iterations: all.count) { index in _ = describe(all[index]) }
         return names.map { name in
             let result = describe(name)
             let path: String

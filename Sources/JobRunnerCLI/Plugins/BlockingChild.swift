@@ -34,6 +34,8 @@ struct BlockingChild {
     var timeout: Duration
     var outputLimit: Int
     var errorLimit = 4 << 10
+    /// Variables set for the child on top of this process's environment.
+    var environment: [String: String] = [:]
 
     /// Starts the child and waits for it; never blocks longer than about `timeout`.
     func run() -> Outcome {
@@ -128,9 +130,12 @@ struct BlockingChild {
         posix_spawnattr_setflags(
             &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { $1 }
+        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let code = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let code = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard code == 0 else {
             return .failure(SpawnError(message: "\(executable): \(String(cString: strerror(code)))"))
         }
