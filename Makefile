@@ -32,19 +32,21 @@ test: setup
 # The test suite under AddressSanitizer and under ThreadSanitizer, each in a build directory of
 # its own (.build/asan, .build/tsan) so the normal build stays as it is. The end-to-end tests run
 # the instrumented jobrunner binary and plugins of that directory (JOBRUNNER_BINARY), so the
-# runner and its child processes are checked too. Options and suppressions: sanitizers/README.md.
+# runner and its child processes are checked too. One test at a time: slowed down several times,
+# the end-to-end tests, which block a thread while a child runs, would starve the in-process
+# tests beside them of threads on 2 cores. Options and suppressions: sanitizers/README.md.
 SANITIZER_TESTS ?=
 asan: setup
 	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
 	ASAN_OPTIONS="$$(cat sanitizers/asan.options)" LSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/lsan.supp" \
 		JOBRUNNER_BINARY=$(CURDIR)/.build/asan/debug/jobrunner \
-		$(SWIFT) test --skip-build --sanitize=address --build-path .build/asan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
+		$(SWIFT) test --skip-build --no-parallel --sanitize=address --build-path .build/asan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
 
 tsan: setup
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	TSAN_OPTIONS="$$(cat sanitizers/tsan.options) suppressions=$(CURDIR)/sanitizers/tsan.supp" \
 		JOBRUNNER_BINARY=$(CURDIR)/.build/tsan/debug/jobrunner \
-		$(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
+		$(SWIFT) test --skip-build --no-parallel --sanitize=thread --build-path .build/tsan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
 
 bench: release
 	@if ! command -v ninja >/dev/null 2>&1; then \
