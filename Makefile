@@ -42,8 +42,11 @@ asan: setup
 		JOBRUNNER_BINARY=$(CURDIR)/.build/asan/debug/jobrunner \
 		$(SWIFT) test --skip-build --no-parallel --sanitize=address --build-path .build/asan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
 
+# --export-dynamic: the instrumented plugins that jobrunner loads with dlopen call into the
+# ThreadSanitizer runtime linked into the executable, which exports too little of it otherwise
+# (`undefined symbol: __tsan_ignore_thread_begin`).
 tsan: setup
-	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan -Xlinker --export-dynamic
 	TSAN_OPTIONS="$$(cat sanitizers/tsan.options) suppressions=$(CURDIR)/sanitizers/tsan.supp" \
 		JOBRUNNER_BINARY=$(CURDIR)/.build/tsan/debug/jobrunner \
 		$(SWIFT) test --skip-build --no-parallel --sanitize=thread --build-path .build/tsan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
