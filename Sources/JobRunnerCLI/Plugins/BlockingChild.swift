@@ -47,7 +47,7 @@ struct BlockingChild {
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &ends) == 0
             else {
                 let why = String(cString: strerror(errno))
-                for open in pipes { open.forEach { _ = close($0) } }
+                for descriptor in pipes.joined() { close(descriptor) }
                 return Outcome(ending: .failedToStart("socketpair: \(why)"), output: [], errors: [])
             }
             pipes.append(ends)
@@ -133,7 +133,7 @@ struct BlockingChild {
         var variables = ProcessInfo.processInfo.environment
         variables.merge(environment) { $1 }
         let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for string in argv + envp { free(string) } }
         var pid: pid_t = 0
         let code = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard code == 0 else {
