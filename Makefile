@@ -3,7 +3,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test test-python torture bench fixtures fuzz format lint clean
+.PHONY: setup build release run test test-python torture asan tsan bench fixtures fuzz format lint clean
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -40,6 +40,28 @@ torture: build
 
 test-python:
 	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml
+
+# The test suite under AddressSanitizer and under ThreadSanitizer, each in a build directory of
+# its own (.build/asan, .build/tsan) so the normal build stays as it is. The end-to-end tests run
+# the instrumented jobrunner binary and plugins of that directory (JOBRUNNER_BINARY), so the
+# runner and its child processes are checked too. One test at a time: slowed down several times,
+# the end-to-end tests, which block a thread while a child runs, would starve the in-process
+# tests beside them of threads on 2 cores. Options and suppressions: sanitizers/README.md.
+SANITIZER_TESTS ?=
+asan: setup
+	$(SWIFT) build --build-tests --sanitize=address --build-path .build/asan
+	ASAN_OPTIONS="$$(cat sanitizers/asan.options)" LSAN_OPTIONS="suppressions=$(CURDIR)/sanitizers/lsan.supp" \
+		JOBRUNNER_BINARY=$(CURDIR)/.build/asan/debug/jobrunner \
+		$(SWIFT) test --skip-build --no-parallel --sanitize=address --build-path .build/asan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
+
+# --export-dynamic: the instrumented plugins that jobrunner loads with dlopen call into the
+# ThreadSanitizer runtime linked into the executable, which exports too little of it otherwise
+# (`undefined symbol: __tsan_ignore_thread_begin`).
+tsan: setup
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan -Xlinker --export-dynamic
+	TSAN_OPTIONS="$$(cat sanitizers/tsan.options) suppressions=$(CURDIR)/sanitizers/tsan.supp" \
+		JOBRUNNER_BINARY=$(CURDIR)/.build/tsan/debug/jobrunner \
+		$(SWIFT) test --skip-build --no-parallel --sanitize=thread --build-path .build/tsan $(if $(SANITIZER_TESTS),--filter '$(SANITIZER_TESTS)')
 
 bench: release
 	@if ! command -v ninja >/dev/null 2>&1; then \

@@ -17,6 +17,14 @@ let package = Package(
         // Used by the tests: C plugins that must be refused (another ABI, another Swift).
         .library(name: "badabi", type: .dynamic, targets: ["BadABIPlugin"]),
         .library(name: "oldswift", type: .dynamic, targets: ["OldSwiftPlugin"]),
+        // Used by the tests: malformed C plugins that crash or lie whoever loads or calls them.
+        .library(name: "hugecount", type: .dynamic, targets: ["HugeCountPlugin"]),
+        .library(name: "wildptr", type: .dynamic, targets: ["WildPointerPlugin"]),
+        .library(name: "ctorabort", type: .dynamic, targets: ["ConstructorAbortPlugin"]),
+        .library(name: "ctorhang", type: .dynamic, targets: ["ConstructorHangPlugin"]),
+        .library(name: "nullentry", type: .dynamic, targets: ["NullEntryPlugin"]),
+        .library(name: "datasymbol", type: .dynamic, targets: ["DataSymbolPlugin"]),
+        .library(name: "liar", type: .dynamic, targets: ["LiarPlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -79,6 +87,25 @@ let package = Package(
         .target(name: "BadABIPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/badabi"),
         .target(name: "OldSwiftPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/oldswift"),
         .target(
+            name: "HugeCountPlugin", dependencies: ["CJobRunnerPlugin"],
+            path: "Tests/Plugins/malformed/hugecount"),
+        .target(
+            name: "WildPointerPlugin", dependencies: ["CJobRunnerPlugin"],
+            path: "Tests/Plugins/malformed/wildptr"),
+        .target(
+            name: "ConstructorAbortPlugin", dependencies: ["CJobRunnerPlugin"],
+            path: "Tests/Plugins/malformed/ctorabort"),
+        .target(
+            name: "ConstructorHangPlugin", dependencies: ["CJobRunnerPlugin"],
+            path: "Tests/Plugins/malformed/ctorhang"),
+        .target(
+            name: "NullEntryPlugin", dependencies: ["CJobRunnerPlugin"],
+            path: "Tests/Plugins/malformed/nullentry"),
+        .target(
+            name: "DataSymbolPlugin", dependencies: ["CJobRunnerPlugin"],
+            path: "Tests/Plugins/malformed/datasymbol"),
+        .target(name: "LiarPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/malformed/liar"),
+        .target(
             name: "JobRunnerCLI",
             dependencies: [
                 "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
@@ -129,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerCLITests",
-            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore"]
+            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost"]
         ),
     ]
 )

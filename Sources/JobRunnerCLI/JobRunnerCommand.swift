@@ -19,8 +19,8 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
-            PluginsCommand.self, NextCommand.self, PluginCallCommand.self, WaitCommand.self,
-            VersionCommand.self,
+            PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginDescribeCommand.self,
+            WaitCommand.self, VersionCommand.self,
         ]
     )
 

@@ -18,7 +18,8 @@ public enum ChildExit: Sendable, Equatable {
 
 /// Runs a child process: `arguments` for the `jobrunner` executable, `input` on its standard
 /// input, `identity` added to its environment (the variables that name its run, job and attempt,
-/// by which a restarted runner finds it if this one dies); its standard output comes back, its
+/// by which a restarted runner finds it if this one dies); its standard output comes back (its last
+/// `PluginLimits.responseBytes + 1` bytes at most: more is refused anyway), its
 /// standard error goes to `log`. The child gets its
 /// own process group, which a timeout or a stop ends (SIGTERM, then SIGKILL after `killGrace`);
 /// `onSpawn` gets its pid.
@@ -44,8 +45,8 @@ public struct IsolatedPluginHandler: JobHandler {
 
     /// Runs one attempt in a child process and turns how the child ended into the attempt's result.
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        let (plugin, handler): (LoadedPlugin, String)
-        switch catalog.target(of: request) {
+        let (plugin, handler): (PluginDescription, String)
+        switch catalog.isolatedTarget(of: request) {
         case .success(let target): (plugin, handler) = target
         case .failure(let failure): return failure.result
         }
@@ -59,6 +60,11 @@ public struct IsolatedPluginHandler: JobHandler {
             request.logPath,
             request.job.timeout, request.job.killGrace, request.onSpawn)
         switch exit {
+        case .exited(0, let output) where output.count > PluginLimits.responseBytes:
+            return AttemptResult(
+                outcome: .failed,
+                reason: "the plugin process wrote more than the "
+                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have")
         case .exited(0, let output):
             return AttemptResult(pluginResponse: output)
         case .exited(let status, let output):

@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 import JobRunnerPluginAPI
 
 /// A plugin library that was loaded and checked: its descriptor, read once.
@@ -8,29 +9,75 @@ import JobRunnerPluginAPI
 public final class LoadedPlugin: @unchecked Sendable {
     // @unchecked: the descriptor and what it points to are immutable for the life of the
     // process (the ABI requires it), and the ABI allows `invoke` from several threads.
-    public let name: String
-    public let version: String
+    /// What the descriptor says: name, version, handlers, path.
+    public let info: PluginDescription
+    public var name: String { info.name }
+    public var version: String { info.version }
     /// The Swift compiler version the plugin reports; nil for a plugin written in C.
-    public let swiftVersion: String?
-    public let handlers: [String]
+    public var swiftVersion: String? { info.swiftVersion }
+    public var handlers: [String] { info.handlers }
     /// The library's path.
-    public let path: String
+    public var path: String { info.path }
     private let descriptor: UnsafePointer<jobrunner_plugin_descriptor>
 
-    init(path: String, descriptor: UnsafePointer<jobrunner_plugin_descriptor>) {
-        self.path = path
+    private init(info: PluginDescription, descriptor: UnsafePointer<jobrunner_plugin_descriptor>) {
+        self.info = info
         self.descriptor = descriptor
+    }
+
+    /// Reads the descriptor of the library at `path`, every count and string within
+    /// `PluginLimits`: what a descriptor claims beyond them is refused, never read.
+    static func read(
+        plugin: String, path: String, descriptor: UnsafePointer<jobrunner_plugin_descriptor>
+    ) -> Result<LoadedPlugin, PluginLoadError> {
         let value = descriptor.pointee
-        name = value.name.map { String(cString: $0) } ?? ""
-        version = value.version.map { String(cString: $0) } ?? ""
-        swiftVersion = value.swift_version.map { String(cString: $0) }
-        var names: [String] = []
-        if let list = value.handlers {
+        func refuse(_ reason: String) -> Result<LoadedPlugin, PluginLoadError> {
+            .failure(.badDescriptor(plugin: plugin, path: path, reason: reason))
+        }
+        func text(_ pointer: UnsafePointer<CChar>?, _ what: String) -> Result<String?, PluginLoadError> {
+            guard let pointer else { return .success(nil) }
+            guard let text = PluginLimits.text(at: pointer) else {
+                return .failure(
+                    .badDescriptor(
+                        plugin: plugin, path: path,
+                        reason: "its \(what) has no NUL within "
+                            + PluginLimits.describe(bytes: PluginLimits.textBytes)))
+            }
+            return .success(text)
+        }
+        guard value.handler_count <= PluginLimits.handlers else {
+            return refuse(
+                "it claims \(value.handler_count) handlers, more than the \(PluginLimits.handlers) allowed")
+        }
+        guard value.invoke != nil else { return refuse("its invoke function is NULL") }
+        var handlers: [String] = []
+        if value.handler_count > 0 {
+            guard let list = value.handlers else {
+                return refuse("it claims \(value.handler_count) handlers but its handler list is NULL")
+            }
             for index in 0..<value.handler_count {
-                if let name = list[index] { names.append(String(cString: name)) }
+                switch text(list[index], "handler name \(index + 1)") {
+                case .success(let name?): handlers.append(name)
+                case .success(nil): return refuse("its handler name \(index + 1) is NULL")
+                case .failure(let error): return .failure(error)
+                }
             }
         }
-        handlers = names
+        let name: String?
+        let version: String?
+        let swiftVersion: String?
+        switch (
+            text(value.name, "name"), text(value.version, "version"),
+            text(value.swift_version, "Swift version")
+        ) {
+        case (.success(let n), .success(let v), .success(let s)): (name, version, swiftVersion) = (n, v, s)
+        case (.failure(let error), _, _), (_, .failure(let error), _), (_, _, .failure(let error)):
+            return .failure(error)
+        }
+        let info = PluginDescription(
+            name: name ?? "", version: version ?? "", swiftVersion: swiftVersion, handlers: handlers,
+            path: path)
+        return .success(LoadedPlugin(info: info, descriptor: descriptor))
     }
 
     /// Calls `invoke`, blocking the calling thread until the handler returns; for a process
@@ -39,11 +86,12 @@ public final class LoadedPlugin: @unchecked Sendable {
         invoke(handler: handler, request: request)
     }
 
-    /// Calls `invoke`, blocking the calling thread until the handler returns.
+    /// Calls `invoke`, blocking the calling thread until the handler returns. A response longer
+    /// than `PluginLimits.responseBytes` is refused unread: the attempt fails, saying so.
     func invoke(handler: String, request: [UInt8]) -> [UInt8] {
         let value = descriptor.pointee
         guard let invoke = value.invoke else {
-            return Array(#"{"status":"failed","message":"the plugin has no invoke function"}"#.utf8)
+            return Self.failure("the plugin has no invoke function")
         }
         var length = 0
         let response = request.withUnsafeBufferPointer { buffer in
@@ -51,14 +99,19 @@ public final class LoadedPlugin: @unchecked Sendable {
                 invoke(value.context, handler, chars.baseAddress, chars.count, &length)
             }
         }
-        guard let response else {
-            return Array(#"{"status":"failed","message":"the plugin's invoke returned NULL"}"#.utf8)
-        }
+        guard let response else { return Self.failure("the plugin's invoke returned NULL") }
         defer { value.free_response?(value.context, response) }
+        guard length <= PluginLimits.responseBytes else {
+            return Self.failure(
+                "the plugin's response claims \(length) bytes, more than the "
+                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have")
+        }
         return Array(UnsafeRawBufferPointer(start: response, count: length))
     }
 
     /// Asks the plugin whether `parameters` (JSON) suit `handler`: nil when they do, else why not.
+    /// A message with no NUL within `PluginLimits.textBytes` is not read past them: it is
+    /// answered as a problem of its own.
     func check(handler: String, parameters: [UInt8]) -> String? {
         let value = descriptor.pointee
         guard let check = value.check_parameters else { return nil }
@@ -69,6 +122,18 @@ public final class LoadedPlugin: @unchecked Sendable {
         }
         guard let message else { return nil }
         defer { value.free_response?(value.context, message) }
-        return String(cString: message)
+        return PluginLimits.text(at: message)
+            ?? "the plugin's parameter check answered with a message that has no NUL within "
+            + "\(PluginLimits.describe(bytes: PluginLimits.textBytes)) (a bug in the plugin)"
+    }
+
+    /// A response that fails the attempt with `message`.
+    private static func failure(_ message: String) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.member("message", message)
+        writer.member("status", "failed")
+        writer.endObject()
+        return writer.bytes
     }
 }

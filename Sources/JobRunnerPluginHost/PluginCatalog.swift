@@ -3,18 +3,27 @@ import JobRunnerCore
 import JobRunnerPluginAPI
 import Synchronization
 
-/// Finds and loads plugin libraries, each once, from an ordered list of directories (SPEC 6).
+/// Finds plugin libraries from an ordered list of directories (SPEC 6), describes each once
+/// and loads it into this process only when asked for and after a prober (when there is one)
+/// has loaded it safely elsewhere.
 public final class PluginCatalog: Sendable {
     /// The plugin ABI version this jobrunner speaks.
     public static let abiVersion = UInt32(JOBRUNNER_PLUGIN_ABI_VERSION)
 
     /// Where `lib<name>.so` is looked for, first match wins.
     public let searchPath: [String]
+    /// Loads a library in a child process before this one ever does; nil: this process loads
+    /// libraries directly (the child side, and tests of loading itself).
+    private let prober: PluginProber?
+    private let described = Mutex<[String: Result<PluginDescription, PluginLoadError>]>([:])
     private let loaded = Mutex<[String: Result<LoadedPlugin, PluginLoadError>]>([:])
 
-    public init(searchPath: [String]) {
+    /// A catalog of the libraries in `searchPath`; with a `prober`, every library is loaded by
+    /// the prober first and into this process only if it came through.
+    public init(searchPath: [String], prober: PluginProber? = nil) {
         var seen = Set<String>()
         self.searchPath = searchPath.filter { seen.insert($0).inserted }
+        self.prober = prober
     }
 
     /// The search path of SPEC 6: the job files' `plugins.paths`, `$JOBRUNNER_PLUGIN_PATH`,
@@ -54,19 +63,77 @@ public final class PluginCatalog: Sendable {
         return (full as NSString).standardizingPath
     }
 
-    /// The plugin called `name`, loaded at the first call; the same answer every later call.
-    public func plugin(_ name: String) -> Result<LoadedPlugin, PluginLoadError> {
-        loaded.withLock { table in
+    /// The path of `lib<name>.so`: the first in the search path.
+    public func locate(_ name: String) -> Result<String, PluginLoadError> {
+        let file = "lib\(name).so"
+        guard
+            let path = searchPath.lazy.map({ ($0 as NSString).appendingPathComponent(file) })
+                .first(where: { FileManager.default.fileExists(atPath: $0) })
+        else { return .failure(.notFound(plugin: name, searched: searchPath)) }
+        return .success(path)
+    }
+
+    /// What plugin `name` says about itself, asked at the first call (of the prober, when there
+    /// is one: the library is not loaded here); the same answer every later call.
+    public func describe(_ name: String) -> Result<PluginDescription, PluginLoadError> {
+        if prober == nil { return plugin(name).map(\.info) }
+        if let known = described.withLock({ $0[name] }) { return known }
+        // Probed without the lock, so that several libraries can be described at once; two
+        // threads asking for one name at once may both probe it, and the first answer stays.
+        let result = locate(name).flatMap { path in probe(name, path, checks: []).map(\.plugin) }
+        return described.withLock { table in
             if let known = table[name] { return known }
-            let result = load(name)
             table[name] = result
             return result
         }
     }
 
+    /// The plugin called `name`, loaded into this process at the first call (after the prober
+    /// described it without a problem, when there is one); the same answer every later call.
+    public func plugin(_ name: String) -> Result<LoadedPlugin, PluginLoadError> {
+        loaded.withLock { table in
+            if let known = table[name] { return known }
+            let result: Result<LoadedPlugin, PluginLoadError>
+            if prober != nil {
+                result = describe(name).flatMap { Self.open(name: name, path: $0.path) }
+            } else {
+                result = locate(name).flatMap { Self.open(name: name, path: $0) }
+            }
+            table[name] = result
+            return result
+        }
+    }
+
+    /// Asks plugin `name` each of `checks` where the plugin's calls run: in a child process
+    /// for a catalog with a prober, else here.
+    func checkApart(_ name: String, _ checks: [PluginParameterCheck]) -> Result<[String?], PluginLoadError> {
+        guard !checks.isEmpty else { return .success([]) }
+        guard prober != nil else {
+            return plugin(name).map { plugin in
+                checks.map { plugin.check(handler: $0.handler, parameters: Array($0.parameters.utf8)) }
+            }
+        }
+        return describe(name).flatMap { description in
+            probe(name, description.path, checks: checks).map(\.verdicts)
+        }
+    }
+
+    private func probe(
+        _ name: String, _ path: String, checks: [PluginParameterCheck]
+    ) -> Result<PluginProbeAnswer, PluginLoadError> {
+        guard let prober else {
+            return .failure(.cannotDescribe(plugin: name, path: path, reason: "no prober"))
+        }
+        return prober(name, path, checks).flatMap { answer in
+            Self.vet(answer.plugin, as: name).map { _ in answer }
+        }
+    }
+
     /// Every `lib*.so` in the search path that is a loadable plugin, or why it is not, for
     /// `jobrunner plugins`; the first of two libraries with one name wins, as for jobs.
-    public func discover() -> [(name: String, path: String, result: Result<LoadedPlugin, PluginLoadError>)] {
+    public func discover() -> [(
+        name: String, path: String, result: Result<PluginDescription, PluginLoadError>
+    )] {
         var names: [String] = []
         var seen = Set<String>()
         for directory in searchPath {
@@ -76,27 +143,22 @@ public final class PluginCatalog: Sendable {
                 if seen.insert(name).inserted { names.append(name) }
             }
         }
+        // Described side by side: each is a child process that mostly waits.
+        let all = names
+        DispatchQueue.concurrentPerform(iterations: all.count) { index in _ = describe(all[index]) }
         return names.map { name in
-            let result = plugin(name)
+            let result = describe(name)
             let path: String
             switch result {
             case .success(let plugin): path = plugin.path
-            case .failure(.cannotOpen(_, let at, _)), .failure(.missingSymbol(_, let at)),
-                .failure(.abiMismatch(_, let at, _)), .failure(.swiftMismatch(_, let at, _, _)),
-                .failure(.nameMismatch(_, let at, _)):
-                path = at
-            case .failure(.notFound): path = ""
+            case .failure(let error): path = error.path
             }
             return (name, path, result)
         }
     }
 
-    private func load(_ name: String) -> Result<LoadedPlugin, PluginLoadError> {
-        let file = "lib\(name).so"
-        guard
-            let path = searchPath.lazy.map({ ($0 as NSString).appendingPathComponent(file) })
-                .first(where: { FileManager.default.fileExists(atPath: $0) })
-        else { return .failure(.notFound(plugin: name, searched: searchPath)) }
+    /// Loads the library at `path` into this process as plugin `name` and reads its descriptor.
+    static func open(name: String, path: String) -> Result<LoadedPlugin, PluginLoadError> {
         // RTLD_LOCAL: two plugins' own symbols never mix. RTLD_NOW: a missing dependency is an
         // error here, at validation, not a crash in the middle of a run.
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
@@ -110,18 +172,27 @@ public final class PluginCatalog: Sendable {
         guard let descriptor = entry() else {
             return .failure(.abiMismatch(plugin: name, path: path, found: nil))
         }
-        guard descriptor.pointee.abi_version == Self.abiVersion else {
+        guard descriptor.pointee.abi_version == abiVersion else {
             return .failure(.abiMismatch(plugin: name, path: path, found: descriptor.pointee.abi_version))
         }
-        let plugin = LoadedPlugin(path: path, descriptor: descriptor)
-        if let version = plugin.swiftVersion, version != swiftCompilerVersion {
+        return LoadedPlugin.read(plugin: name, path: path, descriptor: descriptor).flatMap { plugin in
+            vet(plugin.info, as: name).map { _ in plugin }
+        }
+    }
+
+    /// Whether `description` fits this jobrunner (its Swift) and the name it was looked up by.
+    private static func vet(_ description: PluginDescription, as name: String) -> Result<
+        Void, PluginLoadError
+    > {
+        if let version = description.swiftVersion, version != swiftCompilerVersion {
             return .failure(
-                .swiftMismatch(plugin: name, path: path, found: version, expected: swiftCompilerVersion))
+                .swiftMismatch(
+                    plugin: name, path: description.path, found: version, expected: swiftCompilerVersion))
         }
-        guard plugin.name == name else {
-            return .failure(.nameMismatch(plugin: name, path: path, found: plugin.name))
+        guard description.name == name else {
+            return .failure(.nameMismatch(plugin: name, path: description.path, found: description.name))
         }
-        return .success(plugin)
+        return .success(())
     }
 }
 
@@ -130,12 +201,26 @@ extension PluginCatalog {
     /// record when there is none.
     func target(of request: AttemptRequest) -> Result<(plugin: LoadedPlugin, handler: String), AttemptFailure>
     {
+        target(of: request, plugin)
+    }
+
+    /// The described plugin and handler name of a plugin job's attempt that runs in a child
+    /// process: the library is not loaded here. Or the failed result to record when there is none.
+    func isolatedTarget(
+        of request: AttemptRequest
+    ) -> Result<(plugin: PluginDescription, handler: String), AttemptFailure> {
+        target(of: request, describe)
+    }
+
+    private func target<Plugin>(
+        of request: AttemptRequest, _ find: (String) -> Result<Plugin, PluginLoadError>
+    ) -> Result<(plugin: Plugin, handler: String), AttemptFailure> {
         guard case .plugin(let name, let handler) = request.job.handler else {
             return .failure(
                 AttemptFailure(result: AttemptResult(outcome: .failed, reason: "not a plugin job")))
         }
-        switch plugin(name) {
-        case .success(let loaded): return .success((loaded, handler))
+        switch find(name) {
+        case .success(let found): return .success((found, handler))
         case .failure(let error):
             return .failure(
                 AttemptFailure(result: AttemptResult(outcome: .failed, reason: error.description)))

@@ -1,5 +1,5 @@
 /// Why a plugin could not be used; each becomes a validation error at the job's `plugin:` line.
-public enum PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     /// No `lib<name>.so` in any search directory.
     case notFound(plugin: String, searched: [String])
     /// `dlopen` failed (not a library, a missing dependency, wrong architecture).
@@ -12,6 +12,27 @@ public enum PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible
     case swiftMismatch(plugin: String, path: String, found: String, expected: String)
     /// The library's descriptor names another plugin.
     case nameMismatch(plugin: String, path: String, found: String)
+    /// The descriptor claims what cannot be (2^40 handlers, a name with no end, no `invoke`).
+    case badDescriptor(plugin: String, path: String, reason: String)
+    /// The child process that loaded the library to describe it was killed by `signal`: loading
+    /// the library, or calling `jobrunner_plugin_v1` and reading what it returned, crashes.
+    case crashedWhileLoading(plugin: String, path: String, signal: Int32)
+    /// The child process that loaded the library to describe it did not finish in `seconds`.
+    case loadTimedOut(plugin: String, path: String, seconds: Double)
+    /// The child process that loaded the library to describe it gave no description.
+    case cannotDescribe(plugin: String, path: String, reason: String)
+
+    /// The library's path; empty when none was found.
+    public var path: String {
+        switch self {
+        case .notFound: return ""
+        case .cannotOpen(_, let path, _), .missingSymbol(_, let path), .abiMismatch(_, let path, _),
+            .swiftMismatch(_, let path, _, _), .nameMismatch(_, let path, _), .badDescriptor(_, let path, _),
+            .crashedWhileLoading(_, let path, _), .loadTimedOut(_, let path, _),
+            .cannotDescribe(_, let path, _):
+            return path
+        }
+    }
 
     public var description: String {
         switch self {
@@ -36,6 +57,23 @@ public enum PluginLoadError: Error, Sendable, Equatable, CustomStringConvertible
             return
                 "\(path) calls itself plugin '\(found)', not '\(plugin)'; rename the library lib\(found).so "
                 + "or the job's plugin"
+        case .badDescriptor(let plugin, let path, let reason):
+            return "plugin '\(plugin)' (\(path)) has a malformed descriptor: \(reason); "
+                + "fix the plugin (see docs/writing-a-plugin.md)"
+        case .crashedWhileLoading(let plugin, let path, let signal):
+            return "plugin '\(plugin)' (\(path)) crashed while being loaded in a separate process "
+                + "(\(IsolatedPluginHandler.signalName(signal))); jobrunner did not load it; the file may be "
+                + "damaged or incomplete, or its constructors or jobrunner_plugin_v1 crash: rebuild or fix it"
+        case .loadTimedOut(let plugin, let path, let seconds):
+            return "plugin '\(plugin)' (\(path)) was still loading after \(Self.format(seconds)) "
+                + "in a separate process and was stopped; jobrunner did not load it; "
+                + "check the library's constructors for one that never returns"
+        case .cannotDescribe(let plugin, let path, let reason):
+            return "plugin '\(plugin)' (\(path)) could not be described: \(reason)"
         }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
     }
 }

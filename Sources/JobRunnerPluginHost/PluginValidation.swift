@@ -13,58 +13,104 @@ public struct PluginProblem: Sendable, Hashable {
 }
 
 extension PluginCatalog {
-    /// Loads the plugin of every plugin job and checks its handler and `with:` parameters;
+    /// Describes the plugin of every plugin job and checks its handler and `with:` parameters;
     /// returns every problem, each at the line it concerns.
+    ///
+    /// The parameters of an `isolation: process` job are checked where its calls will run, in a
+    /// child process (one per plugin); an `inprocess` job's plugin is loaded here, as its calls
+    /// will be.
     public func problems(in workload: Workload) -> [PluginProblem] {
         var problems: [PluginProblem] = []
         // Jobs that share a handler and parameters (thousands of `noop.ok`, say) are checked once.
-        var verdicts: [ParameterCheck: String?] = [:]
+        var verdicts: [Placed: String?] = [:]
+        // The checks of process-isolated jobs, per plugin, asked at the end in one child each.
+        var apart: [String: [(check: PluginParameterCheck, job: JobDefinition)]] = [:]
         for job in workload.jobs {
             guard case .plugin(let name, let handler) = job.handler else { continue }
             let at = job.pluginLocations?.plugin ?? job.location
-            switch plugin(name) {
+            let description: PluginDescription
+            switch describe(name) {
             case .failure(let error):
                 problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
-            case .success(let plugin):
-                guard plugin.handlers.contains(handler) else {
-                    let offered = plugin.handlers.map { "\(name).\($0)" }.joined(separator: ", ")
-                    let hint =
-                        Suggestion.closest(to: handler, in: plugin.handlers).map {
-                            "; did you mean '\(name).\($0)'?"
-                        } ?? ""
-                    problems.append(
-                        PluginProblem(
-                            location: at,
-                            message: "job '\(job.id)': plugin '\(name)' has no handler '\(handler)' "
-                                + "(it offers \(offered.isEmpty ? "none" : offered))\(hint)"))
-                    continue
+                continue
+            case .success(let found): description = found
+            }
+            guard description.handlers.contains(handler) else {
+                problems.append(
+                    PluginProblem(location: at, message: Self.unknown(handler, of: description, job: job)))
+                continue
+            }
+            var parameters = JSONWriter()
+            parameters.value(.object(job.parameters))
+            let check = PluginParameterCheck(
+                handler: handler, parameters: String(decoding: parameters.bytes, as: UTF8.self))
+            switch job.isolation {
+            case .process:
+                apart[name, default: []].append((check, job))
+            case .inprocess:
+                let key = Placed(plugin: name, check: check)
+                let verdict: String?
+                if let known = verdicts[key] {
+                    verdict = known
+                } else {
+                    switch plugin(name) {
+                    case .failure(let error):
+                        problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
+                        continue
+                    case .success(let plugin):
+                        verdict = plugin.check(handler: handler, parameters: parameters.bytes)
+                    }
                 }
-                var parameters = JSONWriter()
-                parameters.value(.object(job.parameters))
-                let key = ParameterCheck(plugin: name, handler: handler, parameters: parameters.bytes)
-                let verdict = verdicts[key] ?? plugin.check(handler: handler, parameters: parameters.bytes)
                 verdicts[key] = verdict
-                if let message = verdict {
-                    problems.append(
-                        PluginProblem(
-                            location: job.pluginLocations?.parameters ?? at,
-                            message: "job '\(job.id)': with: does not suit \(name).\(handler): \(message)"))
+                if let verdict { problems.append(Self.unsuitable(job, name, handler, verdict)) }
+            }
+        }
+        for (name, asked) in apart.sorted(by: { $0.key < $1.key }) {
+            var unique: [PluginParameterCheck] = []
+            var seen = Set<PluginParameterCheck>()
+            for (check, _) in asked where seen.insert(check).inserted { unique.append(check) }
+            switch checkApart(name, unique) {
+            case .failure(let error):
+                for (_, job) in asked {
+                    let at = job.pluginLocations?.plugin ?? job.location
+                    problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
+                }
+            case .success(let answers):
+                let byCheck = Dictionary(zip(unique, answers), uniquingKeysWith: { first, _ in first })
+                for (check, job) in asked {
+                    guard case .plugin(_, let handler) = job.handler, let verdict = byCheck[check] ?? nil
+                    else {
+                        continue
+                    }
+                    problems.append(Self.unsuitable(job, name, handler, verdict))
                 }
             }
         }
         return problems
     }
+
+    private static func unknown(_ handler: String, of plugin: PluginDescription, job: JobDefinition) -> String
+    {
+        let name = plugin.name
+        let offered = plugin.handlers.map { "\(name).\($0)" }.joined(separator: ", ")
+        let hint =
+            Suggestion.closest(to: handler, in: plugin.handlers).map { "; did you mean '\(name).\($0)'?" }
+            ?? ""
+        return "job '\(job.id)': plugin '\(name)' has no handler '\(handler)' "
+            + "(it offers \(offered.isEmpty ? "none" : offered))\(hint)"
+    }
+
+    private static func unsuitable(_ job: JobDefinition, _ name: String, _ handler: String, _ message: String)
+        -> PluginProblem
+    {
+        PluginProblem(
+            location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location,
+            message: "job '\(job.id)': with: does not suit \(name).\(handler): \(message)")
+    }
 }
 
-/// One `check_parameters` question, to ask the plugin once.
-private struct ParameterCheck: Hashable {
+/// One `check_parameters` question to a plugin.
+private struct Placed: Hashable {
     let plugin: String
-    let handler: String
-    let parameters: [UInt8]
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(plugin)
-        hasher.combine(handler)
-        parameters.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
+    let check: PluginParameterCheck
 }

@@ -47,6 +47,10 @@ struct JobSet {
     ///   - jobPaths: the files and directories the command was given.
     static func pluginCatalog(pluginPaths: [String], jobPaths: [String]) -> PluginCatalog {
         PluginCatalog(
-            searchPath: PluginCatalog.standardSearchPath(pluginPaths: pluginPaths, jobPaths: jobPaths))
+            searchPath: PluginCatalog.standardSearchPath(pluginPaths: pluginPaths, jobPaths: jobPaths),
+            // Every library is loaded in a child process first: one that crashes whoever loads
+            // it is a validation error, not the end of this process.
+            prober: PluginVetting.prober(
+                executable: PluginVetting.executable, timeout: PluginVetting.timeout()))
     }
 }

@@ -26,8 +26,7 @@ struct JobHandlers: JobHandler {
         plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock(),
         secrets: Secrets = Secrets()
     ) -> JobHandlers {
-        let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString)
-            .resolvingSymlinksInPath
+        let executable = PluginVetting.executable
         let slots = ChildSlots(capacity: ChildSlots.defaultCapacity)
         return JobHandlers(
             shell: ShellHandler(slots: slots, clock: clock, secrets: secrets),
@@ -37,7 +36,8 @@ struct JobHandlers: JobHandler {
                 let child = ChildProcess(
                     program: .path(executable), arguments: arguments,
                     environment: ProcessInfo.processInfo.environment.merging(identity) { $1 }, input: input,
-                    errors: .appendToFile(log),
+                    // One byte past the limit is enough to refuse a response that is too long.
+                    output: .keep(lastBytes: PluginLimits.responseBytes + 1), errors: .appendToFile(log),
                     timeout: timeout, killGrace: killGrace, clock: clock)
                 let outcome = await child.run(in: slots, onSpawn: onSpawn)
                 switch outcome.termination {

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The most jobrunner reads of anything whose size a plugin reports: a length or a count from
+/// a plugin is a claim, and a wrong one must cost a refusal, not the runner's memory or a read
+/// past the end of a buffer.
+public enum PluginLimits {
+    /// The largest response `invoke` may return, in bytes.
+    public static let responseBytes = 16 << 20
+    /// The longest NUL-terminated string read from a plugin (a parameter check's message, a
+    /// name, a version), in bytes before the NUL.
+    public static let textBytes = 64 << 10
+    /// The most handlers a descriptor may list.
+    public static let handlers = 4096
+
+    /// "16 MiB", "64 KiB": a limit as people read it.
+    static func describe(bytes: Int) -> String {
+        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
+    }
+
+    /// The NUL-terminated string at `pointer`, read no further than `limit` bytes; nil when no
+    /// NUL comes within them.
+    static func text(at pointer: UnsafePointer<CChar>, limit: Int = textBytes) -> String? {
+        let length = strnlen(pointer, limit + 1)
+        guard length <= limit else { return nil }
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+            String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+        }
+    }
+}

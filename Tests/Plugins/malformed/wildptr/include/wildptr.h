@@ -1,0 +1,1 @@
+// No public header: jobrunner finds this test plugin through jobrunner_plugin_v1.
