@@ -18,7 +18,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self, PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
-            PluginsCommand.self, NextCommand.self, PluginCallCommand.self,
+            PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginWorkerCommand.self,
         ]
     )
 

@@ -123,6 +123,7 @@ struct RunnerSession {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
         }
+        await handlers.shutDown()
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
         writeText(progressFD, message + "\n")
         return summary
