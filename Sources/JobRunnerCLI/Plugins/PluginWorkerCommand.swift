@@ -65,24 +65,35 @@ struct PluginWorkerCommand: ParsableCommand {
 }
 
 /// Standard output and error pointed at an attempt's log for the length of one call; a log the
-/// call created and left empty is removed, as an in-process call that logs nothing leaves none.
+/// call created and left empty is removed, with the directory made for it, as an in-process
+/// call that logs nothing leaves neither.
 private struct CallOutput {
     let path: String
     let fd: Int32
-    let created: Bool
+    let createdFile: Bool
+    let createdDirectory: Bool
 
     init(path: String) {
         self.path = path
-        var fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        var created = false
+        let flags = O_WRONLY | O_APPEND | O_CLOEXEC
+        var fd = open(path, flags)
+        var (createdFile, createdDirectory) = (false, false)
         if fd < 0 && errno == ENOENT {
-            try? FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-            created = fd >= 0
+            fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
+            if fd < 0 && errno == ENOENT {
+                createdDirectory = mkdir((path as NSString).deletingLastPathComponent, 0o755) == 0
+                if !createdDirectory {
+                    try? FileManager.default.createDirectory(
+                        atPath: (path as NSString).deletingLastPathComponent,
+                        withIntermediateDirectories: true)
+                }
+                fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
+            }
+            createdFile = fd >= 0
         }
         self.fd = fd
-        self.created = created
+        self.createdFile = createdFile
+        self.createdDirectory = createdDirectory
         if fd >= 0 {
             dup2(fd, STDOUT_FILENO)
             dup2(fd, STDERR_FILENO)
@@ -97,7 +108,10 @@ private struct CallOutput {
         dup2(null, STDERR_FILENO)
         close(null)
         var info = stat()
-        if created && fstat(fd, &info) == 0 && info.st_size == 0 { unlink(path) }
+        if createdFile && fstat(fd, &info) == 0 && info.st_size == 0 {
+            unlink(path)
+            if createdDirectory { rmdir((path as NSString).deletingLastPathComponent) }
+        }
         close(fd)
     }
 }
