@@ -76,6 +76,8 @@ let package = Package(
             name: "JobRunnerPluginHost",
             dependencies: [
                 "JobRunnerCore", "JobRunnerPluginAPI",
+                // The calls waiting for a plugin worker (`isolation: process`).
+                .product(name: "DequeModule", package: "swift-collections"),
                 // NIOThreadPool: the bounded set of threads that in-process plugin calls block.
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -95,7 +95,7 @@ def run_phase(jobrunner, state):
 
 def plugin_throughput(jobrunner, work, count, rounds, isolated_count):
     results = {}
-    for isolation, n, r in (("inprocess", count, rounds), ("process", isolated_count, 1)):
+    for isolation, n, r in (("inprocess", count, rounds), ("process", isolated_count, 3)):
         directory = os.path.join(work, f"noop-{isolation}")
         write_noop(directory, n, isolation)
         walls, phases, rss, cpu = [], [], [], []

@@ -345,7 +345,7 @@ public struct ChildProcess: Sendable {
 
 /// A value set once and awaited by any number of tasks; later values are ignored, so whichever
 /// event comes first decides.
-private final class Latch<Value: Sendable>: Sendable {
+final class Latch<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
         var waiters: [CheckedContinuation<Value, Never>] = []

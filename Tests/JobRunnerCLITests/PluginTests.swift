@@ -259,7 +259,8 @@ import Testing
         let crash = try #require(jobs["crash"])
         #expect(crash["state"] as? String == "failed")
         #expect(crash["attempts"] as? Int == 2)
-        #expect((crash["reason"] as? String)?.contains("plugin process crashed: signal") == true, "\(crash)")
+        #expect(
+            (crash["reason"] as? String)?.contains("the plugin's worker died: signal") == true, "\(crash)")
         #expect(jobs["after"]?["state"] as? String == "succeeded")
         #expect(try workspace.run("logs", "after").stdout == "after ok\n")
         #expect(try workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))

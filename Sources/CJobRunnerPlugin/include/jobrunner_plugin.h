@@ -42,7 +42,9 @@
  *
  * `invoke` is called on a thread of jobrunner's that may block; several calls may run at once
  * on different threads, so a handler must be thread-safe. With `isolation: process` the same
- * call happens in a child jobrunner process, one per attempt.
+ * call happens in a persistent worker process (a few per plugin, one call at a time each, whose
+ * globals persist from call to call); with `isolation: process-per-attempt`, in a child
+ * jobrunner process of its own per attempt.
  */
 #ifndef JOBRUNNER_PLUGIN_H
 #define JOBRUNNER_PLUGIN_H

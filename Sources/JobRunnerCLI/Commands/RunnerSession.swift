@@ -156,6 +156,7 @@ struct RunnerSession {
                         + "fix the cause (free space, if the disk is full) and run again to resume"))
             throw ExitCode(ExitStatus.stateUnusable)
         }
+        await handlers.shutDown()
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
         writeText(progressFD, secrets.masker.mask(message + "\n" + RunCommand.troubles(summary, state: global.state)))
         return summary

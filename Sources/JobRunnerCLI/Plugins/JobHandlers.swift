@@ -4,33 +4,53 @@ import JobRunnerPluginHost
 import JobRunnerShell
 import NIOPosix
 
-/// Sends each attempt to the handler its job asks for: the shell, a plugin in this process, or
-/// a plugin in a child process.
+/// Sends each attempt to the handler its job asks for: the shell, a plugin in this process, a
+/// plugin on a persistent worker process, or a plugin in a child process of its own.
 struct JobHandlers: JobHandler {
     let shell: any JobHandler
     let inProcess: any JobHandler
+    let pooled: any JobHandler
     let isolated: any JobHandler
+    /// The workers `pooled` calls run on; nil when it has none (tests).
+    var workers: PluginWorkerPool? = nil
 
     func run(_ request: AttemptRequest) async -> AttemptResult {
         guard case .plugin = request.job.handler else { return await shell.run(request) }
         switch request.job.isolation {
         case .inprocess: return await inProcess.run(request)
-        case .process: return await isolated.run(request)
+        case .process: return await pooled.run(request)
+        case .processPerAttempt: return await isolated.run(request)
         }
+    }
+
+    /// Stops the plugin workers (`isolation: process`) once the run has ended.
+    func shutDown() async {
+        await workers?.shutDown()
     }
 
     /// The handlers of a real run, on the system clock. In-process plugin calls block the threads
     /// of `pluginThreads`, which the caller starts and stops; the shell handler and isolated plugin
-    /// calls share one limit on child processes, made here, once per runner.
+    /// calls share one limit on child processes, made here, once per runner. The caller shuts
+    /// `workers` down when the run ends.
     static func standard(
         plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock(),
-        secrets: Secrets = Secrets()
+        secrets: Secrets = Secrets(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> JobHandlers {
         let executable = PluginVetting.executable
         let slots = ChildSlots(capacity: ChildSlots.defaultCapacity)
+        let workers = PluginWorkerPool(
+            capacity: PluginWorkerPool.capacity(
+                environment: environment, activeProcessors: ProcessInfo.processInfo.activeProcessorCount),
+            clock: clock
+        ) { library, name in
+            await ProcessPluginWorker.start(
+                executable: executable, library: library, name: name, clock: clock)
+        }
         return JobHandlers(
             shell: ShellHandler(slots: slots, clock: clock, secrets: secrets),
             inProcess: InProcessPluginHandler(catalog: plugins, threads: pluginThreads, clock: clock),
+            pooled: PooledPluginHandler(catalog: plugins, pool: workers),
             isolated: IsolatedPluginHandler(catalog: plugins) {
                 arguments, input, identity, log, timeout, killGrace, onSpawn in
                 let child = ChildProcess(
@@ -47,6 +67,6 @@ struct JobHandlers: JobHandler {
                 case .failedToStart(let why): return .failedToStart(why)
                 case .interrupted: return .interrupted
                 }
-            })
+            }, workers: workers)
     }
 }

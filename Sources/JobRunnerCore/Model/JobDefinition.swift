@@ -12,8 +12,12 @@ public enum HandlerSpec: Sendable, Hashable {
 public enum Isolation: String, Sendable, Hashable, CaseIterable {
     /// Called directly in the runner's process: fastest; a crash takes the runner down.
     case inprocess
-    /// Called in a child `jobrunner` process, one per attempt: a crash fails only that attempt.
+    /// Called in one of a few persistent worker processes of the plugin, one call at a time
+    /// each: a crash fails only that attempt (and its worker is replaced).
     case process
+    /// Called in a child `jobrunner` process of its own, started for the attempt: nothing a
+    /// handler leaves in its process can reach another attempt.
+    case processPerAttempt = "process-per-attempt"
 }
 
 /// Where the values of a plugin job stand, for errors found when the plugin is loaded.

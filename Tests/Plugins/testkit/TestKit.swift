@@ -1,6 +1,7 @@
 import Foundation
 import JobRunnerPluginAPI
 import Logging
+import Synchronization
 
 // Handlers for the tests: every way a handler can end, and parameters to check.
 
@@ -82,9 +83,51 @@ struct Sleep: PluginHandler {
     }
 }
 
+/// Writes a line to standard output and one to standard error, naming its job: where an
+/// isolated call's output lands.
+struct Chatter: PluginHandler {
+    static let name = "chatter"
+
+    func run(_ context: HandlerContext<NoParameters>) async throws -> HandlerResult {
+        print("stdout of \(context.jobID)")
+        FileHandle.standardError.write(Data("stderr of \(context.jobID)\n".utf8))
+        return .succeeded
+    }
+}
+
+/// Calls of `whoami` in this process so far, and whether one is running.
+let whoamiCalls = Atomic<Int>(0)
+let whoamiBusy = Atomic<Bool>(false)
+
+/// Says which process it ran in and how many calls that process had made, after holding the
+/// process for `seconds`; fails if another call ran in the same process meanwhile. Crashes on
+/// attempt `crashOn`, hangs on attempt `hangOn`.
+struct WhoAmI: PluginHandler {
+    struct Parameters: Decodable, Sendable {
+        var seconds: Double?
+        var crashOn: Int?
+        var hangOn: Int?
+    }
+    static let name = "whoami"
+
+    func run(_ context: HandlerContext<Parameters>) async throws -> HandlerResult {
+        if context.attempt == context.parameters.crashOn { fatalError("testkit.whoami was asked to crash") }
+        if context.attempt == context.parameters.hangOn { try await Task.sleep(for: .seconds(600)) }
+        guard !whoamiBusy.exchange(true, ordering: .sequentiallyConsistent) else {
+            return .failed("another call was running in this process")
+        }
+        defer { whoamiBusy.store(false, ordering: .sequentiallyConsistent) }
+        let calls = whoamiCalls.add(1, ordering: .sequentiallyConsistent).newValue
+        try await Task.sleep(for: .milliseconds(Int64((context.parameters.seconds ?? 0) * 1000)))
+        return .succeeded(outputs: ["pid": String(getpid()), "calls": String(calls)])
+    }
+}
+
 @_cdecl("jobrunner_plugin_v1")
 public func jobrunnerPlugin() -> UnsafeRawPointer {
     Plugin.export(
         name: "testkit", version: "0.1.0",
-        handlers: [Echo.self, Flaky.self, Throws.self, Skip.self, Crash.self, Sleep.self])
+        handlers: [
+            Echo.self, Flaky.self, Throws.self, Skip.self, Crash.self, Sleep.self, Chatter.self, WhoAmI.self,
+        ])
 }

@@ -1,0 +1,29 @@
+import JobRunnerCore
+import JobRunnerPluginAPI
+
+/// Runs plugin jobs on persistent worker processes (`isolation: process`): each attempt is one
+/// call on a worker of its plugin's ``PluginWorkerPool``, so a plugin that crashes fails only
+/// that attempt, without a process start per attempt.
+public struct PooledPluginHandler: JobHandler {
+    let catalog: PluginCatalog
+    let pool: PluginWorkerPool
+
+    /// A handler that finds the jobs' plugins in `catalog` and calls them on `pool`'s workers.
+    public init(catalog: PluginCatalog, pool: PluginWorkerPool) {
+        self.catalog = catalog
+        self.pool = pool
+    }
+
+    /// Runs one attempt on a worker and turns how the call ended into the attempt's result.
+    public func run(_ request: AttemptRequest) async -> AttemptResult {
+        let (plugin, handler): (LoadedPlugin, String)
+        switch catalog.target(of: request) {
+        case .success(let target): (plugin, handler) = target
+        case .failure(let failure): return failure.result
+        }
+        return await pool.call(
+            library: plugin.path, plugin: plugin.name,
+            request: PluginRequest(attempt: request, handler: handler).jsonBytes,
+            timeout: request.job.timeout, killGrace: request.job.killGrace)
+    }
+}
