@@ -45,7 +45,7 @@ extension PluginCatalog {
             let check = PluginParameterCheck(
                 handler: handler, parameters: String(decoding: parameters.bytes, as: UTF8.self))
             switch job.isolation {
-            case .process:
+            case .process, .processPerAttempt:
                 apart[name, default: []].append((check, job))
             case .inprocess:
                 let key = Placed(plugin: name, check: check)

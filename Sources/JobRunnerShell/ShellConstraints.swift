@@ -26,7 +26,8 @@ public struct ShellConstraints: ConstraintRunner {
     public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
         let outcome = await run(constraint.satisfy, of: constraint)
         let directory = (logPath as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // A log that cannot be written loses only this copy of the output; the outcome stands.
         _ = FileManager.default.createFile(
             atPath: logPath, contents: Data(outcome.output), attributes: [.posixPermissions: 0o600])

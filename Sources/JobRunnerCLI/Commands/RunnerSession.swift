@@ -95,9 +95,10 @@ struct RunnerSession {
 
         let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
         defer { pluginThreads.stop() }
+        let jobHandlers = JobHandlers.standard(
+            plugins: jobSet.plugins, pluginThreads: pluginThreads.pool, secrets: secrets)
         let handlers = MaskingHandler(
-            JobHandlers.standard(
-                plugins: jobSet.plugins, pluginThreads: pluginThreads.pool, secrets: secrets),
+            jobHandlers,
             secrets: secrets,
             masksOwnLogs: { request in
                 if case .plugin = request.job.handler { false } else { true }
@@ -156,9 +157,11 @@ struct RunnerSession {
                         + "fix the cause (free space, if the disk is full) and run again to resume"))
             throw ExitCode(ExitStatus.stateUnusable)
         }
-        await handlers.shutDown()
+        await jobHandlers.shutDown()
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
-        writeText(progressFD, secrets.masker.mask(message + "\n" + RunCommand.troubles(summary, state: global.state)))
+        writeText(
+            progressFD,
+            secrets.masker.mask(message + "\n" + RunCommand.troubles(summary, state: global.state)))
         return summary
     }
 

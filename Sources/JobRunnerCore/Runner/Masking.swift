@@ -120,7 +120,10 @@ public struct MaskingConstraints: ConstraintRunner {
         if let data = FileManager.default.contents(atPath: logPath) {
             let text = String(decoding: data, as: UTF8.self)
             let masked = secrets.masker.mask(text)
-            if masked != text { try? Data(masked.utf8).write(to: URL(fileURLWithPath: logPath)) }
+            if masked != text {
+                _ = FileManager.default.createFile(
+                    atPath: logPath, contents: Data(masked.utf8), attributes: [.posixPermissions: 0o600])
+            }
         }
         return masked(outcome)
     }
