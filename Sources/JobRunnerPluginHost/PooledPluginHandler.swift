@@ -14,10 +14,12 @@ public struct PooledPluginHandler: JobHandler {
         self.pool = pool
     }
 
-    /// Runs one attempt on a worker and turns how the call ended into the attempt's result.
+    /// Runs one attempt on a worker and turns how the call ended into the attempt's result. The
+    /// library is described (in a child), never loaded here: a library that turned bad during a
+    /// run fails only the attempts that use it.
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        let (plugin, handler): (LoadedPlugin, String)
-        switch catalog.target(of: request) {
+        let (plugin, handler): (PluginDescription, String)
+        switch catalog.isolatedTarget(of: request) {
         case .success(let target): (plugin, handler) = target
         case .failure(let failure): return failure.result
         }

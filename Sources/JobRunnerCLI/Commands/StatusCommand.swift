@@ -27,15 +27,19 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let stateDirectory = global.stateDirectory
-        guard stateDirectory.hasDatabase, runID != nil || Self.hasCurrentRun(stateDirectory) else {
+        let json = json
+        let noRuns = {
             if json {
                 print("{\"run\": null, \"jobs\": [], \"pipelines\": []}")
             } else {
                 print("no runs yet in \(stateDirectory.path)")
             }
-            return
         }
-        let (store, overview) = try openOverview(stateDirectory, runID: runID, all: all || json)
+        guard stateDirectory.hasDatabase else { return noRuns() }
+        // One store for the whole command: LMDB must not have one environment open twice in a
+        // process, and a closed store's environment is released by its writer thread, later.
+        let (store, overview) = try openOverview(
+            stateDirectory, runID: runID, all: all || json, ifNoCurrentRun: noRuns)
         defer { store.close() }
         let pipelines: [String: PipelineRecord]
         let schedules: [String: ScheduleRecord]
@@ -58,22 +62,13 @@ struct StatusCommand: ParsableCommand {
     }
 }
 
-extension StatusCommand {
-    /// Whether the database names a current run; a database with only suspensions or periodic
-    /// state has none yet. An unusable database answers true, so that opening it reports why.
-    static func hasCurrentRun(_ stateDirectory: StateDirectory) -> Bool {
-        guard let store = try? stateDirectory.openStore() else { return true }
-        defer { store.close() }
-        return (try? store.currentRunID()) != nil
-    }
-}
-
 /// Opens the store beside any runner and reads what `status` shows of a run (the current one
 /// when `runID` is nil): every job's state, and the records of the jobs it lists.
-func openOverview(_ stateDirectory: StateDirectory, runID: String?, all: Bool) throws -> (
-    LMDBQueueStore, RunOverview
-) {
-    try openRun(stateDirectory, runID: runID) { store, id throws(StoreError) in
+func openOverview(
+    _ stateDirectory: StateDirectory, runID: String?, all: Bool, ifNoCurrentRun: (() -> Void)? = nil
+) throws -> (LMDBQueueStore, RunOverview) {
+    try openRun(stateDirectory, runID: runID, ifNoCurrentRun: ifNoCurrentRun) {
+        store, id throws(StoreError) in
         try store.overview(
             runID: id, listing: { StatusReport.lists($0, jobCount: $1.jobIDs.count, all: all) },
             withOutputs: all)
@@ -88,13 +83,20 @@ func openRun(_ stateDirectory: StateDirectory, runID: String?) throws -> (LMDBQu
 
 /// Opens the store beside any runner and reads what `read` reads of a run (the current one
 /// when `runID` is nil); says so and exits when there is no such run or the state is unusable.
+/// - Parameter ifNoCurrentRun: called instead of the error when no run is asked for and none
+///   is current; the command then exits 0.
 private func openRun<Read>(
-    _ stateDirectory: StateDirectory, runID: String?,
+    _ stateDirectory: StateDirectory, runID: String?, ifNoCurrentRun: (() -> Void)? = nil,
     _ read: (LMDBQueueStore, String) throws(StoreError) -> Read?
 ) throws -> (LMDBQueueStore, Read) {
     do {
         let store = try stateDirectory.openStore()
         let id = try runID ?? store.currentRunID()
+        if id == nil, let ifNoCurrentRun {
+            store.close()
+            ifNoCurrentRun()
+            throw ExitCode.success
+        }
         guard let id, let result = try read(store, id) else {
             store.close()
             if let runID {
