@@ -63,13 +63,15 @@ def write_dag(directory, chains, length):
                 f.write(f"build s/c{c}-{i}: job{dep}\n")
 
 
-def write_big(directory, count):
+def write_big(directory, count, name="big.yaml",
+              body=lambda i: f"    run: echo {i}\n    retry: {{ attempts: 3, delay: 1s }}\n"):
+    """`count` jobs in chains of 10 in one pipeline of maxConcurrent 8; `body` gives each job's keys."""
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, "big.yaml")
+    path = os.path.join(directory, name)
     with open(path, "w") as f:
         f.write("pipelines:\n  p:\n    maxConcurrent: 8\njobs:\n")
         for i in range(count):
-            f.write(f"  job-{i}:\n    pipeline: p\n    run: echo {i}\n    retry: {{ attempts: 3, delay: 1s }}\n")
+            f.write(f"  job-{i}:\n    pipeline: p\n" + body(i))
             if i % 10:
                 f.write(f"    needs: [job-{i - 1}]\n")
     return path
@@ -599,15 +601,7 @@ def schedule_benchmark(jobrunner, work, seconds, busy_jobs=1000, idle_jobs=10_00
 
 def write_chains(directory, count):
     """The 100,000-job file of the scale row: `noop.ok` jobs in chains of 10, maxConcurrent 8."""
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, "chains.yaml")
-    with open(path, "w") as f:
-        f.write("pipelines:\n  p:\n    maxConcurrent: 8\njobs:\n")
-        for i in range(count):
-            f.write(f"  job-{i}:\n    pipeline: p\n    plugin: noop.ok\n")
-            if i % 10:
-                f.write(f"    needs: [job-{i - 1}]\n")
-    return path
+    return write_big(directory, count, name="chains.yaml", body=lambda i: "    plugin: noop.ok\n")
 
 
 def cpu_and_wall(argv, cwd, rounds):
