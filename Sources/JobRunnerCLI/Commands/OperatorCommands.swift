@@ -145,7 +145,7 @@ extension JobActionCommand {
                     if Self.kind == .retry, snapshot.jobs[request.jobID]?.state.isFinal == true,
                         current.jobs[request.jobID]?.state.isFinal == false
                     {
-                        print("\(request.jobID) gets another chance with the jobs it blocked")
+                        print("\(request.jobID) gets another chance, with any jobs it blocked")
                         continue
                     }
                     printError("jobrunner: cannot \(verb) \(request.jobID): \(why)")

@@ -708,11 +708,11 @@ public struct Scheduler {
             }
             reopen([id], now: now)
             reopen(blockedBehind: id, now: now)
-            return .applied("\(id) gets another chance, with the jobs it blocked")
+            return .applied("\(id) gets another chance, with any jobs it blocked")
         case (.retry, .failed), (.retry, .cancelled):
             reopen([id], now: now)
             reopen(blockedBehind: id, now: now)
-            return .applied("\(id) gets another chance, with the jobs it blocked")
+            return .applied("\(id) gets another chance, with any jobs it blocked")
         case (.retry, _):
             return .refused(
                 "\(id) is \(record.state.rawValue); only a failed, blocked or cancelled job can be retried")
