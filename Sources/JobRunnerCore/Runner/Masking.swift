@@ -117,14 +117,7 @@ public struct MaskingConstraints: ConstraintRunner {
     /// Runs `satisfy` keeping its output, and masks that log once it is written.
     public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
         let outcome = await inner.satisfy(constraint, logPath: logPath)
-        if let data = FileManager.default.contents(atPath: logPath) {
-            let text = String(decoding: data, as: UTF8.self)
-            let masked = secrets.masker.mask(text)
-            if masked != text {
-                _ = FileManager.default.createFile(
-                    atPath: logPath, contents: Data(masked.utf8), attributes: [.posixPermissions: 0o600])
-            }
-        }
+        if !secrets.masker.isEmpty { MaskingHandler.maskFile(logPath, with: secrets.masker) }
         return masked(outcome)
     }
 
