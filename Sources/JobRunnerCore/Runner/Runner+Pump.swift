@@ -87,8 +87,7 @@ extension Runner {
                     random: SystemRandomSource(), inputs: online ? [] : [.connectivity(online: false)],
                     now: runner.clock.now())
                 timetable.resumed(occurrence)
-                occurrenceRuns[snapshot.run.id] = (occurrence, scheduler)
-                touched.insert(snapshot.run.id)
+                track(snapshot.run.id, occurrence, scheduler)
                 decision.append(resumed)
             }
             decision.append(tickTimetable())
@@ -108,7 +107,12 @@ extension Runner {
                 take([input], in: runID)
             case .sideTaskEnded(let id, let runID, let input):
                 sideTasks[id] = nil
-                take([input], in: runID)
+                if let runID {
+                    take([input], in: runID)
+                } else {
+                    if case .connectivity(let value) = input { online = value }
+                    takeEverywhere([input])
+                }
             case .broadcast(let input):
                 if case .connectivity(let value) = input { online = value }
                 takeEverywhere([input])
@@ -311,9 +315,16 @@ extension Runner {
                 suspended: main.suspensions, options: runner.schedulerOptions, random: SystemRandomSource(),
                 inputs: online ? [] : [.connectivity(online: false)], occurrence: occurrence, now: now)
             if stopSignal != nil { decision.append(scheduler.handle(.stop, now: now)) }
+            track(runID, occurrence, scheduler)
+            return decision
+        }
+
+        /// Takes in an occurrence run under way, with what is kept about it: that it may have
+        /// finished, and when it wants to be woken (a resumed one may wait for a backoff).
+        private func track(_ runID: String, _ occurrence: Occurrence, _ scheduler: Scheduler) {
             occurrenceRuns[runID] = (occurrence, scheduler)
             touched.insert(runID)
-            return decision
+            wakes[runID] = scheduler.nextWakeDate
         }
 
         /// An occurrence whose need ended badly: a run of its own, its job blocked.
@@ -505,7 +516,9 @@ extension Runner {
             }
             let id = nextSideTask
             nextSideTask += 1
-            sideTasks[id] = Task { mailbox.yield(.broadcast(.connectivity(online: await probe.isOnline()))) }
+            sideTasks[id] = Task {
+                mailbox.yield(.sideTaskEnded(id, run: nil, .connectivity(online: await probe.isOnline())))
+            }
         }
 
         /// Suspensions and operator requests as the store holds them now.

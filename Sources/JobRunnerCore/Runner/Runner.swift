@@ -65,8 +65,9 @@ public final class Runner: Sendable {
     enum Message: Sendable {
         /// An input for the scheduler of one run.
         case input(run: String, SchedulerInput)
-        /// A constraint command's result, from the side task with this number.
-        case sideTaskEnded(Int, run: String, SchedulerInput)
+        /// A side task's result (a constraint command's, for its run; a probe's, for every run
+        /// when `run` is nil), from the side task with this number.
+        case sideTaskEnded(Int, run: String?, SchedulerInput)
         /// An input for every run's scheduler (connectivity).
         case broadcast(SchedulerInput)
         case durable(Result<Void, StoreError>, [Effect])
