@@ -31,31 +31,30 @@ extension LMDBQueueStore {
             let prefix = StoreKey.runPrefix(runID)
             overview.states.reserveCapacity(overview.run.jobIDs.count)
             if listing(.succeeded, overview.run) { overview.jobs.reserveCapacity(overview.run.jobIDs.count) }
-            var listedKeys: [[UInt8]] = []
+            var listed: [(key: [UInt8], jobID: String)] = []
             try txn.scanInPlace(tables.jobs, prefix: prefix) { key, value throws(LMDBError) in
                 let rest = key[prefix.count...]
                 let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
-                // The state alone, found in the bytes; the whole record only for a listed job.
-                guard let state = RecordJSON.state(in: value) else {
+                // The state alone, found in the bytes; the whole record only for a listed job
+                // (and for a record not as `RecordJSON` writes it), read once.
+                var record: JobRecord?
+                let state: JobState
+                if let found = RecordJSON.state(in: value) {
+                    state = found
+                } else {
                     let job = try Self.decodeJob(value, decoder)
-                    overview.states[jobID] = job.state
-                    if listing(job.state, overview.run) {
-                        overview.jobs[jobID] = job
-                        listedKeys.append(Array(key))
-                    }
-                    return
+                    record = job
+                    state = job.state
                 }
                 overview.states[jobID] = state
-                if listing(state, overview.run) {
-                    overview.jobs[jobID] = try Self.decodeJob(value, decoder)
-                    listedKeys.append(Array(key))
-                }
+                guard listing(state, overview.run) else { return }
+                if record == nil { record = try Self.decodeJob(value, decoder) }
+                overview.jobs[jobID] = record
+                listed.append((Array(key), jobID))
             }
             if withOutputs {
-                for key in listedKeys {
+                for (key, jobID) in listed {
                     guard let outputs = try txn.get(tables.outputs, key: key) else { continue }
-                    let rest = key[prefix.count...]
-                    let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
                     overview.outputs[jobID] = try Self.decode([String: String].self, outputs, decoder)
                 }
             }

@@ -31,7 +31,8 @@ struct RunLogs {
                 for attempt in follow ? attempts : Array(attempts.suffix(1)) {
                     let path =
                         attempt.logPath.map(stateDirectory.resolveLogPath)
-                        ?? "\(stateDirectory.logsPath)/\(runID)/\(id)/\(attempt.number).log"
+                        ?? LogLayout.attemptLog(
+                            in: stateDirectory.logsPath, runID: runID, jobID: id, attempt: attempt.number)
                     let key = "\(id)#\(attempt.number)"
                     var position = positions[key] ?? Position()
                     let prefix = id.padding(toLength: width, withPad: " ", startingAt: 0) + " | "
