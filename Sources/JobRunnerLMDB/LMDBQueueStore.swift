@@ -304,7 +304,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
 
             let result: Result<Void, StoreError>
             do {
-                try write(batch.flatMap(\.changes), encoder: encoder)
+                try write(batch, encoder: encoder)
                 result = .success(())
             } catch let error as LMDBError {
                 result = .failure(error.storeError(path: environment.path))
@@ -317,41 +317,54 @@ private final class GroupCommitWriter: @unchecked Sendable {
             for submission in batch { submission.completion(result) }
         }
     }
-    private func write(_ changes: [StoreChange], encoder: JSONEncoder) throws {
+    private func write(_ batch: [Submission], encoder: JSONEncoder) throws {
         let tables = environment.tables
-        // Encode outside the transaction: a failed encoding must not leave half a batch. Within
-        // one transaction the last write to a key is the one that lasts, so only it is encoded: a
+        // Each row is encoded as it is written: a batch that opens a run of 100,000 jobs would
+        // otherwise hold all their encoded records at once. A change that cannot be encoded
+        // aborts the transaction, so a batch is stored whole or not at all. Within one
+        // transaction the last write to a key is the one that lasts, so only it is written: a
         // fast job's start and end often share a batch.
-        var rows: [(MDB_dbi, [UInt8], [UInt8]?)] = []
-        rows.reserveCapacity(changes.count)
-        var written = Set<Row>()
+        // Last first: the submissions in reverse, each one's changes in reverse (not flattened
+        // into one array, which would copy every change of a run's opening).
+        let changes = batch.reversed().lazy.flatMap { $0.changes.reversed() }
+        var written = Set<Row>(minimumCapacity: min(batch.reduce(0) { $0 + $1.changes.count }, 1 << 16))
         var pruned: [String] = []
-        for change in changes.reversed() {
-            if case .deleteRun(let runID) = change {
-                pruned.append(runID)
-                continue
-            }
-            let (dbi, key) = place(of: change, in: tables)
-            guard written.insert(Row(dbi: dbi, key: key)).inserted else { continue }
-            rows.append((dbi, key, try value(of: change, encoder: encoder)))
-        }
-        try environment.write { txn throws(LMDBError) in
-            for (dbi, key, value) in rows {
-                if let value {
-                    try txn.put(dbi, key: key, value: value)
-                } else {
-                    try txn.delete(dbi, key: key)
+        var failure: (any Error)?
+        do {
+            try environment.write { txn throws(LMDBError) in
+                for change in changes {
+                    if case .deleteRun(let runID) = change {
+                        pruned.append(runID)
+                        continue
+                    }
+                    let (dbi, key) = place(of: change, in: tables)
+                    guard written.insert(Row(dbi: dbi, key: key)).inserted else { continue }
+                    let bytes: [UInt8]?
+                    do {
+                        bytes = try value(of: change, encoder: encoder)
+                    } catch {
+                        failure = error
+                        throw LMDBError(code: EINVAL, operation: "encoding a record")
+                    }
+                    if let bytes {
+                        try txn.put(dbi, key: key, value: bytes)
+                    } else {
+                        try txn.delete(dbi, key: key)
+                    }
+                }
+                for runID in pruned {
+                    // A run's rows are one key range in each table.
+                    try txn.delete(tables.runs, key: StoreKey.run(runID))
+                    for dbi in [tables.jobs, tables.attempts, tables.outputs, tables.requests] {
+                        var keys: [[UInt8]] = []
+                        try txn.scan(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(key) }
+                        for key in keys { try txn.delete(dbi, key: key) }
+                    }
                 }
             }
-            for runID in pruned {
-                // A run's rows are one key range in each table.
-                try txn.delete(tables.runs, key: StoreKey.run(runID))
-                for dbi in [tables.jobs, tables.attempts, tables.outputs, tables.requests] {
-                    var keys: [[UInt8]] = []
-                    try txn.scan(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(key) }
-                    for key in keys { try txn.delete(dbi, key: key) }
-                }
-            }
+        } catch {
+            if let failure { throw failure }
+            throw error
         }
     }
 }

@@ -8,6 +8,11 @@ extension Runner {
         var resumed: Bool
         /// Occurrence runs a dead or stopped runner left unfinished, to resume.
         var unfinishedOccurrences: [(Occurrence, RunSnapshot)]
+
+        /// The parts, for the caller to take apart in one statement.
+        var parts: (Scheduler, Decision, Bool, [(Occurrence, RunSnapshot)]) {
+            (scheduler, decision, resumed, unfinishedOccurrences)
+        }
     }
 
     /// Opens the run to work on: resumes the current one when it was interrupted and has the
@@ -51,7 +56,7 @@ extension Runner {
             options: schedulerOptions,
             random: random, inputs: inputs, now: now)
         var decision = opening
-        decision.changes.insert(contentsOf: earlier, at: 0)
+        if !earlier.isEmpty { decision.changes.insert(contentsOf: earlier, at: 0) }
         return Opened(
             scheduler: scheduler, decision: decision, resumed: false, unfinishedOccurrences: unfinished)
     }

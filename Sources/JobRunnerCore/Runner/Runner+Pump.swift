@@ -77,7 +77,7 @@ extension Runner {
 
         /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
         /// timetable says is due now.
-        func start(opening: Decision, unfinished: [(Occurrence, RunSnapshot)]) {
+        func start(opening: consuming Decision, unfinished: [(Occurrence, RunSnapshot)]) {
             var decision = opening
             for (occurrence, snapshot) in unfinished {
                 guard let definition = definition(occurrence.jobID) else { continue }

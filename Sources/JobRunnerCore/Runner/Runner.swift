@@ -155,17 +155,21 @@ public final class Runner: Sendable {
         if let probe, workload.usesInternet, !(await probe.isOnline()) {
             known.append(.connectivity(online: false))
         }
-        let opened = try await open(now: clock.now(), random: random, inputs: known)
+        // Taken apart at once, so no second reference keeps a copy of the scheduler's tables or
+        // of the opening's records alive (each is large at 100,000 jobs).
+        let (scheduler, opening, resumed, unfinished) = try await open(
+            now: clock.now(), random: random, inputs: known
+        ).parts
         logger.info(
-            "\(opened.resumed ? "resuming" : "starting") run",
-            metadata: ["run": "\(opened.scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
+            "\(resumed ? "resuming" : "starting") run",
+            metadata: ["run": "\(scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
         let timetable = Timetable(jobs: periodic, records: try store.schedules())
         let pump = Pump(
-            runner: self, main: opened.scheduler, timetable: timetable, online: known.isEmpty,
+            runner: self, main: scheduler, timetable: timetable, online: known.isEmpty,
             finishedRuns: FinishedRuns(try store.runs()))
         let background = startBackgroundTasks()
         defer { for task in background { task.cancel() } }
-        pump.start(opening: opened.decision, unfinished: opened.unfinishedOccurrences)
+        pump.start(opening: opening, unfinished: unfinished)
         if !pump.isDone {
             for await message in messages {
                 let stop = stopRequest.load(ordering: .relaxed)
@@ -182,7 +186,7 @@ public final class Runner: Sendable {
         for event in closing.events { observer.record(event) }
         let main = pump.main
         return RunSummary(
-            runID: main.run.id, state: main.run.state, resumed: opened.resumed,
+            runID: main.run.id, state: main.run.state, resumed: resumed,
             stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences,
             troubled: main.troubledJobs)
     }

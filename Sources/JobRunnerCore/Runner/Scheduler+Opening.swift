@@ -17,7 +17,11 @@ extension Scheduler {
         // An occurrence is a run of its own, but `status` and the next `run` look first at the
         // run of the one-shot jobs.
         opening.changes = occurrence == nil ? [.putRun(run), .setCurrentRun(runID)] : [.putRun(run)]
+        // Sized once: a run of 100,000 jobs opens with as many records and events.
+        opening.changes.reserveCapacity(opening.changes.count + plan.jobs.count)
+        opening.effects.reserveCapacity(plan.jobs.count)
         var records: [String: JobRecord] = [:]
+        records.reserveCapacity(plan.jobs.count)
         for job in plan.jobs {
             var record = JobRecord(
                 jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
@@ -38,9 +42,10 @@ extension Scheduler {
             records[job.id] = record
             opening.changes.append(.putJob(runID: runID, record))
         }
+        // Consumed, so the scheduler's first change to a record does not copy the whole table.
         var scheduler = Scheduler(
-            plan: plan, run: run, jobs: records, suspended: suspended, options: options, random: random,
-            now: now)
+            plan: plan, run: run, jobs: consume records, suspended: suspended, options: options,
+            random: random, now: now)
         opening.append(scheduler.handle(inputs, now: now))
         return (scheduler, opening)
     }
