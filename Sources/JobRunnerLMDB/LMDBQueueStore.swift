@@ -130,6 +130,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         try reading { txn, tables, decoder in
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var snapshot = RunSnapshot(run: try decoder.decode(RunRecord.self, from: Data(runBytes)))
+            snapshot.jobs.reserveCapacity(snapshot.run.jobIDs.count)
             let prefix = StoreKey.runPrefix(runID)
             try txn.scanInPlace(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
                 let job = try Self.decodeJob(value, decoder)

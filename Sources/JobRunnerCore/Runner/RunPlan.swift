@@ -56,7 +56,9 @@ public struct RunPlan: Sendable {
         self.jobs = jobs
         self.pipelines = PipelineDefinition.table(pipelines)
         var index: [String: Int] = [:]
+        index.reserveCapacity(jobs.count)
         var dependents: [String: [String]] = [:]
+        dependents.reserveCapacity(jobs.count)
         for (offset, job) in jobs.enumerated() {
             index[job.id] = offset
             for need in job.needs { dependents[need, default: []].append(job.id) }

@@ -26,8 +26,12 @@ extension Runner {
         let periodicIDs = Set(periodic.map(\.id)).union(workload.jobs.filter(\.isPeriodic).map(\.id))
         let full = RunPlan(workload)
         // Periodic jobs run as occurrences, each a run of its own; the run holds the others.
-        let plan = RunPlan(
-            jobs: full.jobs.filter { !periodicIDs.contains($0.id) }, pipelines: Array(full.pipelines.values))
+        let plan =
+            periodicIDs.isEmpty
+            ? full
+            : RunPlan(
+                jobs: full.jobs.filter { !periodicIDs.contains($0.id) },
+                pipelines: Array(full.pipelines.values))
         let unfinished = try unfinishedOccurrences(periodic: periodicIDs)
         for (_, snapshot) in unfinished { await endOrphans(in: snapshot) }
         var earlier: [StoreChange] = []
