@@ -28,7 +28,7 @@ struct Harness {
 
     func runner(
         _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil,
-        startNew: Bool = false
+        startNew: Bool = false, pacing: CommitPacing.Policy = .adaptive
     ) -> Runner {
         Runner(
             workload: Workload(jobs: jobs, pipelines: pipelines), store: store, handler: handler,
@@ -36,7 +36,7 @@ struct Harness {
             observer: observer,
             options: RunnerOptions(
                 maxRunning: maxRunning, startNewRun: startNew, logDirectory: "/tmp/jobrunner-tests",
-                runnerPID: 1),
+                runnerPID: 1, commitPacing: pacing),
             logger: Logger(label: "test"), randomSeed: 7)
     }
 

@@ -25,13 +25,25 @@ extension Runner {
         private var online = true
         /// Decisions submitted to the store and not yet durable.
         private var inFlight = 0
+        /// Decisions not yet submitted: they wait for the commit under way, and maybe for the
+        /// attempts the last commit started (``CommitPacing``).
+        private var held = Decision()
+        private var pacing: CommitPacing
+        /// When the commit under way was submitted.
+        private var commitSubmitted: ContinuousClock.Instant?
+        /// Attempts started by the last commit that have not ended: the next commit may wait
+        /// for them.
+        private var fresh = Set<AttemptKey>()
+        /// Until when the next commit waits for them, and the task that says when that passed.
+        private var freshWait: (until: ContinuousClock.Instant, task: Task<Void, Never>)?
         private(set) var stopSignal: Int32?
         private(set) var storeFailure: StoreError?
         /// Attempts run as tasks of their own, not children of a task group: the runtime keeps
         /// a group's children in a list it walks to add and remove one, so 20,000 attempts at
         /// once (an unlimited pipeline) made each start and end cost O(n). Each is cancelled on
         /// a stop, and the loop ends only after every one has reported its end.
-        private var attemptTasks: [AttemptKey: (attempt: Int, task: Task<Void, Never>)] = [:]
+        private var attemptTasks:
+            [AttemptKey: (attempt: Int, task: Task<Void, Never>, started: ContinuousClock.Instant)] = [:]
         /// Constraint checks and satisfies under way, awaited before the run returns.
         private var sideTasks: [Int: Task<Void, Never>] = [:]
         private var nextSideTask = 0
@@ -58,6 +70,7 @@ extension Runner {
             self.timetable = timetable
             self.workload = runner.workload
             self.online = online
+            self.pacing = CommitPacing(runner.options.commitPacing)
         }
 
         /// Whether the loop is over: nothing runs or waits to be stored, and either a stop was
@@ -67,7 +80,7 @@ extension Runner {
             // decision never happen (an attempt decided there never starts, so the scheduler
             // would wait for its end forever): done once every attempt that did start has ended.
             if storeFailure != nil { return inFlight == 0 && attemptTasks.isEmpty }
-            guard inFlight == 0, main.isIdle, occurrenceRuns.isEmpty || stopSignal != nil else {
+            guard inFlight == 0, held.isEmpty, main.isIdle, occurrenceRuns.isEmpty || stopSignal != nil else {
                 return false
             }
             guard occurrenceRuns.values.allSatisfy({ $0.scheduler.isIdle }) else { return false }
@@ -94,15 +107,19 @@ extension Runner {
             submit(decision)
             closeFinishedRuns()
             rearmTimer()
+            flushIfDue()
         }
 
         func receive(_ message: Message) {
             switch message {
             case .input(let runID, let input):
-                if case .attemptEnded(let jobID, let attempt, _) = input,
-                    attemptTasks[AttemptKey(runID: runID, jobID: jobID)]?.attempt == attempt
-                {
-                    attemptTasks[AttemptKey(runID: runID, jobID: jobID)] = nil
+                if case .attemptEnded(let jobID, let attempt, _) = input {
+                    let key = AttemptKey(runID: runID, jobID: jobID)
+                    if let running = attemptTasks[key], running.attempt == attempt {
+                        attemptTasks[key] = nil
+                        pacing.attemptEnded(after: running.started.duration(to: .now))
+                        fresh.remove(key)
+                    }
                 }
                 take([input], in: runID)
             case .sideTaskEnded(let id, let runID, let input):
@@ -117,10 +134,10 @@ extension Runner {
                 if case .connectivity(let value) = input { online = value }
                 takeEverywhere([input])
             case .durable(.success, let effects):
-                inFlight -= 1
+                committed()
                 perform(effects)
             case .durable(.failure(let error), _):
-                inFlight -= 1
+                committed()
                 if storeFailure == nil {
                     storeFailure = error
                     runner.logger.error("cannot store state; stopping", metadata: ["error": "\(error)"])
@@ -138,9 +155,12 @@ extension Runner {
                 workload = reloaded
                 timetable.reload(periodic)
                 if stopSignal == nil { submit(tickTimetable()) }
+            case .paced:
+                break
             }
             closeFinishedRuns()
             rearmTimer()
+            flushIfDue()
         }
 
         /// A job's definition as last loaded; a one-shot job of the run that a reload removed
@@ -370,8 +390,49 @@ extension Runner {
 
         // MARK: Store and effects
 
-        /// Stores a decision's changes; its effects follow once they are durable.
+        /// Stores a decision's changes; its effects follow once they are durable. It is held
+        /// until ``flushIfDue()`` hands it to the store (at the end of each message).
         func submit(_ decision: Decision) {
+            held.append(decision)
+        }
+
+        /// Hands what is held to the store unless the pacing says to wait: for the commit under
+        /// way, or for fresh attempts that usually end sooner than a commit takes.
+        private func flushIfDue() {
+            guard !held.isEmpty, inFlight == 0 else { return }
+            if stopSignal == nil, storeFailure == nil, !fresh.isEmpty, let wait = pacing.waitForFreshAttempts
+            {
+                let now = ContinuousClock.now
+                if let freshWait {
+                    if now < freshWait.until { return }
+                } else {
+                    let until = now.advanced(by: wait)
+                    let mailbox = runner.mailbox
+                    freshWait = (
+                        until,
+                        Task {
+                            try? await Task.sleep(until: until, clock: .continuous)
+                            mailbox.yield(.paced)
+                        }
+                    )
+                    return
+                }
+            }
+            freshWait?.task.cancel()
+            freshWait = nil
+            fresh.removeAll()
+            let decision = held
+            held = Decision()
+            store(decision)
+        }
+
+        private func committed() {
+            inFlight -= 1
+            if let commitSubmitted { pacing.committed(in: commitSubmitted.duration(to: .now)) }
+            commitSubmitted = nil
+        }
+
+        private func store(_ decision: Decision) {
             for answer in decision.answers {
                 runner.logger.info(
                     "\(answer.request.kind.rawValue) \(answer.request.jobID): \(answer.result)")
@@ -379,6 +440,7 @@ extension Runner {
             guard storeFailure == nil, !decision.changes.isEmpty || !decision.effects.isEmpty else { return }
             finishedRuns.note(decision.changes)
             inFlight += 1
+            commitSubmitted = .now
             let mailbox = runner.mailbox
             let effects = decision.effects
             runner.store.submit(decision.changes) { result in mailbox.yield(.durable(result, effects)) }
@@ -393,6 +455,8 @@ extension Runner {
             for (_, task) in sideTasks { task.cancel() }
             timer?.task.cancel()
             timer = nil
+            freshWait?.task.cancel()
+            freshWait = nil
             // Occurrences held for their needs become runs that the next runner resumes.
             let held = waiting
             waiting = []
@@ -493,7 +557,9 @@ extension Runner {
                     .input(
                         run: order.runID, .attemptEnded(jobID: order.jobID, attempt: order.attempt, result)))
             }
-            attemptTasks[AttemptKey(runID: order.runID, jobID: order.jobID)] = (order.attempt, task)
+            let key = AttemptKey(runID: order.runID, jobID: order.jobID)
+            attemptTasks[key] = (order.attempt, task, .now)
+            fresh.insert(key)
         }
 
         /// Runs a constraint command as a task whose result comes back as an input of its run.
@@ -559,6 +625,7 @@ extension Runner {
         /// Waits for cancelled constraint commands to end.
         func finishSideTasks() async {
             timer?.task.cancel()
+            freshWait?.task.cancel()
             for (_, task) in sideTasks {
                 task.cancel()
                 await task.value

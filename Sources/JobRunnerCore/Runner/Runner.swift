@@ -20,12 +20,16 @@ public struct RunnerOptions: Sendable {
     /// Keep scheduling periodic jobs until stopped (`serve`); otherwise the run ends once every
     /// one-shot job and every occurrence that was due when it started is final (`run`).
     public var serve: Bool
+    /// When decisions are handed to the store (``CommitPacing``).
+    public var commitPacing: CommitPacing.Policy
 
     public init(
         maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32,
-        storeCheckInterval: Duration? = nil, serve: Bool = false
+        storeCheckInterval: Duration? = nil, serve: Bool = false,
+        commitPacing: CommitPacing.Policy = .adaptive
     ) {
         self.serve = serve
+        self.commitPacing = commitPacing
         self.maxRunning = maxRunning
         self.startNewRun = startNewRun
         self.logDirectory = logDirectory
@@ -76,6 +80,8 @@ public final class Runner: Sendable {
         case stop(Int32)
         /// New definitions (`serve` reloading its files) and the periodic jobs among them.
         case reload(Workload, [Timetable.Job])
+        /// The wait of ``CommitPacing`` for fresh attempts is over.
+        case paced
     }
 
     let workload: Workload
