@@ -66,27 +66,32 @@ public enum Plugin {
     }
 }
 
-/// One handler, with its types erased: runs a request, checks parameters.
+/// One handler, with its types erased: reads a request, checks parameters.
 struct HandlerEntry: Sendable {
-    let invoke: @Sendable (Data) async -> PluginResponse
+    /// Reads a request (its bytes are valid during the call only) and returns the handler's run
+    /// of it, or the failure of a request that could not be read.
+    let prepare: @Sendable (UnsafeRawBufferPointer) -> @Sendable () async -> PluginResponse
     let check: @Sendable (Data) -> String?
 
     init<H: PluginHandler>(_ type: H.Type) {
-        invoke = { data in
+        prepare = { bytes in
             let request: PluginRequest<H.Parameters>
             do {
-                request = try JSONDecoder().decode(PluginRequest<H.Parameters>.self, from: data)
+                request = try PluginRequest<H.Parameters>.decode(bytes)
             } catch {
-                return PluginResponse(status: .failed, message: "bad request: \(describe(error))")
+                let response = PluginResponse(status: .failed, message: "bad request: \(describe(error))")
+                return { response }
             }
-            let context = HandlerContext(
-                jobID: request.job, runID: request.run, attempt: request.attempt,
-                parameters: request.parameters, outputs: request.needs, workingDirectory: request.workdir,
-                log: AttemptLog(path: request.log))
-            do {
-                return PluginResponse(try await H().run(context))
-            } catch {
-                return PluginResponse(status: .failed, message: describe(error))
+            return {
+                let context = HandlerContext(
+                    jobID: request.job, runID: request.run, attempt: request.attempt,
+                    parameters: request.parameters, outputs: request.needs, workingDirectory: request.workdir,
+                    log: AttemptLog(path: request.log))
+                do {
+                    return PluginResponse(try await H().run(context))
+                } catch {
+                    return PluginResponse(status: .failed, message: describe(error))
+                }
             }
         }
         check = { data in
@@ -109,14 +114,15 @@ final class ExportedPlugin: Sendable {
     }
 
     /// Runs a handler to the end on the calling thread, which the ABI allows to block.
-    func invoke(_ handler: String, _ request: Data) -> PluginResponse {
+    func invoke(_ handler: String, _ request: UnsafeRawBufferPointer) -> PluginResponse {
         guard let entry = handlers[handler] else {
             return PluginResponse(status: .failed, message: "this plugin has no handler '\(handler)'")
         }
+        let run = entry.prepare(request)
         let result = Mutex<PluginResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
         let operation: @Sendable () async -> Void = {
-            let response = await entry.invoke(request)
+            let response = await run()
             result.withLock { $0 = response }
             done.signal()
         }
@@ -134,14 +140,13 @@ final class ExportedPlugin: Sendable {
 }
 
 /// A malloc'd, NUL-terminated copy of `bytes`, as the ABI hands buffers out.
-private func cBuffer(_ bytes: some Collection<UInt8>) -> UnsafeMutablePointer<CChar> {
+private func cBuffer(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
     let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-    var index = 0
-    for byte in bytes {
-        buffer[index] = CChar(bitPattern: byte)
-        index += 1
+    bytes.withUnsafeBytes { source in
+        UnsafeMutableRawPointer(buffer).copyMemory(
+            from: source.baseAddress ?? UnsafeRawPointer(buffer), byteCount: source.count)
     }
-    buffer[index] = 0
+    buffer[bytes.count] = 0
     return buffer
 }
 
@@ -154,13 +159,13 @@ private let invokeEntry:
         if let context, let handler, let request {
             let plugin = Unmanaged<ExportedPlugin>.fromOpaque(context).takeUnretainedValue()
             response = plugin.invoke(
-                String(cString: handler), Data(bytes: UnsafeRawPointer(request), count: length))
+                String(cString: handler), UnsafeRawBufferPointer(start: request, count: max(length, 0)))
         } else {
             response = PluginResponse(status: .failed, message: "invoke was called with a NULL argument")
         }
         let bytes =
-            (try? JSONEncoder().encode(response))
-            ?? Data(#"{"status":"failed","message":"the response could not be encoded"}"#.utf8)
+            response.jsonBytes
+            ?? Array(#"{"status":"failed","message":"the response could not be encoded"}"#.utf8)
         responseLength?.pointee = bytes.count
         return cBuffer(bytes)
     }
@@ -172,10 +177,10 @@ private let checkEntry:
             let plugin = Unmanaged<ExportedPlugin>.fromOpaque(context).takeUnretainedValue()
             let name = String(cString: handler)
             guard let entry = plugin.handlers[name] else {
-                return cBuffer("this plugin has no handler '\(name)'".utf8)
+                return cBuffer(Array("this plugin has no handler '\(name)'".utf8))
             }
             return entry.check(Data(bytes: UnsafeRawPointer(parameters), count: length)).map {
-                cBuffer($0.utf8)
+                cBuffer(Array($0.utf8))
             }
         }
 

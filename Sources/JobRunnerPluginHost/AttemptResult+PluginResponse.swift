@@ -6,7 +6,13 @@ extension AttemptResult {
     /// What the runner makes of a plugin's response, decoded as the `PluginResponse` the plugin
     /// side encodes; one it cannot read fails the attempt, saying so.
     init(pluginResponse response: [UInt8]) {
-        guard let decoded = try? JSONDecoder().decode(PluginResponse.self, from: Data(response)) else {
+        self = response.withUnsafeBytes { AttemptResult(pluginResponse: $0) }
+    }
+
+    /// The same, from the bytes where the plugin left them. A usual response is read without
+    /// `JSONDecoder` (see `JSONReader`); an unusual one is decoded with it.
+    init(pluginResponse response: UnsafeRawBufferPointer) {
+        guard let decoded = try? PluginResponse.decode(response) else {
             let text = String(decoding: response.prefix(200), as: UTF8.self)
             self.init(outcome: .failed, reason: "plugin response is not valid JSON: \(text)")
             return

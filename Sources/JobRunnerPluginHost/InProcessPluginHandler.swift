@@ -64,8 +64,9 @@ public struct InProcessPluginHandler: JobHandler {
                                 ))
                         }
                     }
-                    let result = AttemptResult(
-                        pluginResponse: plugin.invoke(handler: handler, request: bytes))
+                    let result = plugin.invoke(handler: handler, request: bytes) {
+                        AttemptResult(pluginResponse: $0)
+                    }
                     timer?.cancel()
                     call.finish(result)
                 }

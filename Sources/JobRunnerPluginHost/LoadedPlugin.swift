@@ -89,9 +89,16 @@ public final class LoadedPlugin: @unchecked Sendable {
     /// Calls `invoke`, blocking the calling thread until the handler returns. A response longer
     /// than `PluginLimits.responseBytes` is refused unread: the attempt fails, saying so.
     func invoke(handler: String, request: [UInt8]) -> [UInt8] {
+        invoke(handler: handler, request: request) { Array($0) }
+    }
+
+    /// The same, handing the response to `read` where the plugin left it (it is freed after).
+    func invoke<Answer>(handler: String, request: [UInt8], _ read: (UnsafeRawBufferPointer) -> Answer)
+        -> Answer
+    {
         let value = descriptor.pointee
         guard let invoke = value.invoke else {
-            return Self.failure("the plugin has no invoke function")
+            return Self.failure("the plugin has no invoke function").withUnsafeBytes(read)
         }
         var length = 0
         let response = request.withUnsafeBufferPointer { buffer in
@@ -99,14 +106,17 @@ public final class LoadedPlugin: @unchecked Sendable {
                 invoke(value.context, handler, chars.baseAddress, chars.count, &length)
             }
         }
-        guard let response else { return Self.failure("the plugin's invoke returned NULL") }
+        guard let response else {
+            return Self.failure("the plugin's invoke returned NULL").withUnsafeBytes(read)
+        }
         defer { value.free_response?(value.context, response) }
         guard length <= PluginLimits.responseBytes else {
             return Self.failure(
                 "the plugin's response claims \(length) bytes, more than the "
-                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have")
+                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have"
+            ).withUnsafeBytes(read)
         }
-        return Array(UnsafeRawBufferPointer(start: response, count: length))
+        return read(UnsafeRawBufferPointer(start: response, count: length))
     }
 
     /// Asks the plugin whether `parameters` (JSON) suit `handler`: nil when they do, else why not.
