@@ -40,7 +40,9 @@ struct Known<Key: FileKey> {
     /// These entries over `base`: each key's own entry, else base's.
     func over(_ base: Known<Key>) -> Known<Key> {
         var result = self
-        for index in entries.indices where entries[index] == nil { result.entries[index] = base.entries[index] }
+        for index in entries.indices where entries[index] == nil {
+            result.entries[index] = base.entries[index]
+        }
         return result
     }
 }

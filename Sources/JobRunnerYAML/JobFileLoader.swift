@@ -94,17 +94,11 @@ public enum JobFileLoader {
                     ))
                 continue
             }
-            guard let data = FileManager.default.contents(atPath: file) else {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: file, line: 1, column: 1),
-                        "cannot read this file; check its permissions"))
-                continue
-            }
-            guard let text = String(data: data, encoding: .utf8) else {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: file, line: 1, column: 1), "this file is not UTF-8 text"))
+            let text: String
+            do {
+                text = try readText(file)
+            } catch {
+                diagnostics.append(error.diagnostic)
                 continue
             }
             var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
@@ -119,6 +113,23 @@ public enum JobFileLoader {
     /// The largest job file loaded: far beyond any hand-written one, small enough that parsing
     /// it stays within a few GiB of memory.
     static let maxFileSize = 64 << 20
+
+    private struct Unreadable: Error {
+        var diagnostic: Diagnostic
+    }
+
+    /// A file's text; its bytes are let go before it is parsed.
+    private static func readText(_ file: String) throws(Unreadable) -> String {
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw Unreadable(
+                diagnostic: Diagnostic(at: start, "cannot read this file; check its permissions"))
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw Unreadable(diagnostic: Diagnostic(at: start, "this file is not UTF-8 text"))
+        }
+        return text
+    }
 
     private static func fileSize(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
@@ -192,19 +203,17 @@ public enum JobFileLoader {
         diagnostics += MatrixNeeds.expand(&jobs, places: &places)
         byID.reserveCapacity(jobs.count)
         var repeated: [Int] = []
-        for (index, job) in jobs.enumerated() {
-            guard let first = byID.updateValue(index, forKey: job.id) else { continue }
-            byID[job.id] = first
+        // By index, here and below: a copy of each job would retain and release all its values.
+        for index in jobs.indices {
+            let id = jobs[index].id
+            guard let first = byID.updateValue(index, forKey: id) else { continue }
+            byID[id] = first
             repeated.append(index)
-            let firstLocation = jobs[first].location
+            let (location, firstLocation) = (jobs[index].location, jobs[first].location)
             diagnostics.append(
-                Diagnostic(
-                    at: job.location,
-                    "duplicate job id '\(job.id)'; it is also defined at \(firstLocation)"))
+                Diagnostic(at: location, "duplicate job id '\(id)'; it is also defined at \(firstLocation)"))
             diagnostics.append(
-                Diagnostic(
-                    at: firstLocation,
-                    "duplicate job id '\(job.id)'; it is also defined at \(job.location)"))
+                Diagnostic(at: firstLocation, "duplicate job id '\(id)'; it is also defined at \(location)"))
         }
         if !repeated.isEmpty {
             // Only the first job of an id stays, and the later ones move up.
@@ -221,10 +230,16 @@ public enum JobFileLoader {
         var needed: [Int] = []
         starts.reserveCapacity(jobs.count + 1)
         var declaredPipeline = ""
-        for (definition, place) in zip(jobs, places) {
+        for index in jobs.indices {
             starts.append(needed.count)
-            for (need, location) in zip(definition.needs, place.needLocations) {
-                guard let index = byID[need] else {
+            let definition = (
+                id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].isPeriodic
+            )
+            let place = (
+                pipelineLocation: places[index].pipelineLocation, constraints: jobs[index].constraints
+            )
+            for (need, location) in zip(jobs[index].needs, places[index].needLocations) {
+                guard let target = byID[need] else {
                     diagnostics.append(
                         Diagnostic(
                             at: location,
@@ -232,10 +247,10 @@ public enum JobFileLoader {
                         ))
                     continue
                 }
-                needed.append(index)
+                needed.append(target)
                 // SPEC 5.8: a one-shot job runs once per run; an occurrence of a periodic job
                 // is a run of its own, so there is no "its" occurrence to wait for.
-                if !definition.isPeriodic, jobs[index].isPeriodic {
+                if !definition.isPeriodic, jobs[target].isPeriodic {
                     diagnostics.append(
                         Diagnostic(
                             at: location,
@@ -244,7 +259,8 @@ public enum JobFileLoader {
                 }
             }
             // Most jobs name the pipeline the one before them named.
-            if definition.pipeline != PipelineDefinition.defaultName, definition.pipeline != declaredPipeline {
+            if definition.pipeline != PipelineDefinition.defaultName, definition.pipeline != declaredPipeline
+            {
                 if pipelines[definition.pipeline] != nil {
                     declaredPipeline = definition.pipeline
                 } else {
@@ -255,7 +271,7 @@ public enum JobFileLoader {
                         ))
                 }
             }
-            for (name, location) in zip(definition.constraints, place.constraintLocations)
+            for (name, location) in zip(place.constraints, places[index].constraintLocations)
             where constraints[name] == nil {
                 diagnostics.append(
                     Diagnostic(

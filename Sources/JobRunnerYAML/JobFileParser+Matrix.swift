@@ -213,7 +213,9 @@ extension JobFileParser {
             }
         case .sequence:
             var items: [JSONValue] = []
-            for item in reader.tree.items(node) { items.append(expandJSON(item, interpolation, scratch: &scratch)) }
+            for item in reader.tree.items(node) {
+                items.append(expandJSON(item, interpolation, scratch: &scratch))
+            }
             return .array(items)
         case .mapping:
             var object: [String: JSONValue] = [:]

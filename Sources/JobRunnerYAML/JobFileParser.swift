@@ -76,8 +76,7 @@ struct JobFileParser {
                 ($0, reader.location(connectivity.keyNode))
             }
         }
-        if let retention = top[.retention], let entries = reader.entries(retention.value, what: "retention")
-        {
+        if let retention = top[.retention], let entries = reader.entries(retention.value, what: "retention") {
             let known = reader.known(entries, as: RetentionKey.self, in: "retention")
             var policy = RetentionPolicy()
             if let node = known[.runs]?.value,

@@ -119,8 +119,9 @@ struct NodeReader {
         let pairs = tree.pairs(node)
         var result: [Entry] = []
         result.reserveCapacity(pairs.count)
-        // Keys seen, looked up in `result` while the map is small; a table for large ones.
-        var table: [String: Node]?
+        // The composer refused keys of equal text and tag: keys that repeat a text here have a
+        // tag of their own (`!!int 1` and `1`), so only maps with such a key look for them.
+        var seen: [String: Node]? = tree.hasTaggedKey(node) ? [:] : nil
         var merged: (index: Int, entries: [Entry])?
         for (keyNode, value) in pairs {
             if isMergeKey(keyNode) {
@@ -131,20 +132,19 @@ struct NodeReader {
                 error(keyNode, "keys of \(what()) must be plain words, not \(describe(keyNode))")
                 continue
             }
-            if result.count == 16, table == nil { table = Dictionary(result.map { ($0.key, $0.keyNode) }) { first, _ in first } }
-            let first = table.map { $0[key] } ?? result.first { $0.key == key }?.keyNode
-            if let first {
+            if let first = seen?[key] {
                 let place = location(first)
                 error(
                     keyNode,
-                    "duplicate key '\(key)' in \(what()) (first at line \(place.line), column \(place.column))")
+                    "duplicate key '\(key)' in \(what()) (first at line \(place.line), column \(place.column))"
+                )
                 continue
             }
-            table?[key] = keyNode
+            seen?[key] = keyNode
             result.append(Entry(key: key, keyNode: keyNode, value: value))
         }
         if let merged {
-            let own = table.map { Set($0.keys) } ?? Set(result.map(\.key))
+            let own = Set(result.map(\.key))
             result.insert(contentsOf: merged.entries.filter { !own.contains($0.key) }, at: merged.index)
         }
         return result
@@ -164,7 +164,8 @@ struct NodeReader {
             } else {
                 error(
                     entry.keyNode,
-                    "unknown key '\(entry.key)' in \(what())\(Suggestion.hint(for: entry.key, in: Key.names))")
+                    "unknown key '\(entry.key)' in \(what())\(Suggestion.hint(for: entry.key, in: Key.names))"
+                )
             }
         }
         return table

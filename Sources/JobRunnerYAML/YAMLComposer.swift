@@ -48,6 +48,13 @@ struct YAMLComposer {
         self.text = text
         countsAliases = text.utf8.contains(UInt8(ascii: "*"))
         startsWithBOM = text.utf8.starts(with: [0xEF, 0xBB, 0xBF])
+        // Room for a node every few bytes, so that a large file's arrays are not copied as they
+        // grow (a copy holds both at once); what is never written is never touched, so costs no
+        // memory.
+        let size = text.utf8.count
+        tree.records.reserveCapacity(size / 4)
+        tree.children.reserveCapacity(size / 4)
+        tree.bytes.reserveCapacity(size / 2)
     }
 
     private mutating func run(_ input: UnsafeBufferPointer<UInt8>) -> Result<
@@ -100,15 +107,20 @@ struct YAMLComposer {
             guard problem == nil else { return false }
             let tag = scalar.quoted_implicit == 1 ? 0 : tagNumber(scalar.tag, own: "tag:yaml.org,2002:str")
             let start = UInt32(tree.bytes.count)
-            if let value = scalar.value { tree.bytes.append(contentsOf: UnsafeBufferPointer(start: value, count: scalar.length)) }
+            if let value = scalar.value {
+                tree.bytes.append(contentsOf: UnsafeBufferPointer(start: value, count: scalar.length))
+            }
             add(
                 YAMLTree.Record(
-                    kind: .scalar, plain: scalar.style == YAML_PLAIN_SCALAR_STYLE, tag: tag, line: UInt32(line),
+                    kind: .scalar, plain: scalar.style == YAML_PLAIN_SCALAR_STYLE, tag: tag,
+                    line: UInt32(line),
                     column: UInt32(column), start: start, count: UInt32(scalar.length)), anchor: anchor)
         case YAML_ALIAS_EVENT:
             let anchor = Self.name(event.data.alias.anchor) ?? ""
             if countsAliases {
-                do { try budget.alias(anchor, line: line, column: column) } catch { throw budgetFailure(error) }
+                do { try budget.alias(anchor, line: line, column: column) } catch {
+                    throw budgetFailure(error)
+                }
             }
             guard problem == nil else { return false }
             guard let target = anchors[anchor] else {
@@ -128,7 +140,8 @@ struct YAMLComposer {
             }
             guard problem == nil else { return false }
             let tag =
-                start.implicit != 0 ? 0 : tagNumber(start.tag, own: isMapping ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq")
+                start.implicit != 0
+                ? 0 : tagNumber(start.tag, own: isMapping ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq")
             open.append((tree.records.count, pendingChildren.count, anchor))
             tree.records.append(
                 YAMLTree.Record(
@@ -203,7 +216,9 @@ extension YAMLComposer {
             YAMLTree.Node(index: Int(children[$0]))
         }
         guard keys.count > 1 else { return nil }
-        if keys.count > 16, keys.allSatisfy({ tree.records[$0.index].kind == .scalar && tree.records[$0.index].tag == 0 }) {
+        if keys.count > 16,
+            keys.allSatisfy({ tree.records[$0.index].kind == .scalar && tree.records[$0.index].tag == 0 })
+        {
             var seen = Set<String>(minimumCapacity: keys.count)
             guard !keys.allSatisfy({ seen.insert(tree.text($0) ?? "").inserted }) else { return nil }
         }
@@ -211,7 +226,8 @@ extension YAMLComposer {
         var first = Array(0..<keys.count)
         if keys.count <= 16 {
             for later in 1..<keys.count {
-                for earlier in 0..<later where first[earlier] == earlier && tree.sameKey(keys[earlier], keys[later]) {
+                for earlier in 0..<later
+                where first[earlier] == earlier && tree.sameKey(keys[earlier], keys[later]) {
                     first[later] = earlier
                     break
                 }
@@ -263,7 +279,8 @@ extension YAMLComposer {
                         "the control character \(VisibleText.escaped(String(found.scalar))) is not allowed in a job file; remove it (write it as an escape in a double-quoted string if a value needs it)",
                     line: found.line, column: found.column)
             }
-            let offset = text.utf8.index(text.utf8.startIndex, offsetBy: parser.problem_offset, limitedBy: text.utf8.endIndex)?
+            let offset = text.utf8.index(
+                text.utf8.startIndex, offsetBy: parser.problem_offset, limitedBy: text.utf8.endIndex)?
                 .samePosition(in: text).map { text.distance(from: text.startIndex, to: $0) }
             let place = offset.map { TextCheck.location(ofCharacter: $0, in: text) } ?? (line: 1, column: 1)
             return Failure(message: "invalid YAML: \(problem)", line: place.line, column: place.column)
@@ -272,7 +289,8 @@ extension YAMLComposer {
             let column = Int(parser.problem_mark.column) + 1
             if problem.hasPrefix("Maximum nesting level reached") {
                 return Failure(
-                    message: "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file",
+                    message:
+                        "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file",
                     line: line, column: column)
             }
             let context = parser.context.map { " " + String(cString: $0) } ?? ""

@@ -54,7 +54,8 @@ struct YAMLTree {
         guard record.kind == .scalar else { return nil }
         let start = Int(record.start)
         return bytes.withUnsafeBufferPointer {
-            String(decoding: UnsafeBufferPointer(rebasing: $0[start..<start + Int(record.count)]), as: UTF8.self)
+            String(
+                decoding: UnsafeBufferPointer(rebasing: $0[start..<start + Int(record.count)]), as: UTF8.self)
         }
     }
 
@@ -74,6 +75,11 @@ struct YAMLTree {
         return bytes.withUnsafeBufferPointer { buffer in
             (0..<Int(record.count)).allSatisfy { buffer[start + $0] == literal.utf8Start[$0] }
         }
+    }
+
+    /// Whether any key of a map has a tag other than its kind's own (`!!int 1: …`).
+    func hasTaggedKey(_ node: Node) -> Bool {
+        pairs(node).contains { records[$0.key.index].tag != 0 }
     }
 
     /// A list's items; empty for scalars and maps.
