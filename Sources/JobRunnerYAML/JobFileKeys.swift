@@ -31,15 +31,22 @@ extension FileKey {
 /// The entries of one map whose keys are known, by key.
 struct Known<Key: FileKey> {
     private var entries = [Entry?](repeating: nil, count: Key.names.count)
+    private var isEmpty = true
 
     subscript(key: Key) -> Entry? {
         get { entries[key.rawValue] }
-        set { entries[key.rawValue] = newValue }
+        set {
+            entries[key.rawValue] = newValue
+            if newValue != nil { isEmpty = false }
+        }
     }
 
     /// These entries over `base`: each key's own entry, else base's.
     func over(_ base: Known<Key>) -> Known<Key> {
+        // Most files have no defaults: nothing to copy then.
+        if base.isEmpty { return self }
         var result = self
+        result.isEmpty = false
         for index in entries.indices where entries[index] == nil {
             result.entries[index] = base.entries[index]
         }

@@ -27,7 +27,7 @@ extension JobFileParser {
             handler = parseRun(run.value)
         case (nil, .some(let plugin)):
             if let text = reader.nonEmptyString(plugin.value, what: "plugin") {
-                let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
+                let parts = Self.pluginParts(text)
                 if parts.count == 2, Self.isValidName(parts[0]), Self.isValidName(parts[1]) {
                     handler = .plugin(plugin: parts[0], handler: parts[1])
                     pluginLocations = PluginLocations(plugin: reader.location(plugin.value))
@@ -137,6 +137,18 @@ extension JobFileParser {
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
         return expand(parsed, raw: raw, matrix: keys[.matrix])
+    }
+
+    /// `plugin:`'s value split at its first dot, as `split(separator: ".", maxSplits: 1)` does;
+    /// without splitting into characters when the value is ASCII, as it is when valid.
+    static func pluginParts(_ text: String) -> [String] {
+        let bytes = text.utf8
+        if bytes.allSatisfy({ $0 < 0x80 }), let dot = bytes.firstIndex(of: UInt8(ascii: ".")),
+            dot != bytes.startIndex, bytes.index(after: dot) != bytes.endIndex
+        {
+            return [String(text[..<dot]), String(text[bytes.index(after: dot)...])]
+        }
+        return text.split(separator: ".", maxSplits: 1).map(String.init)
     }
 
     /// A shell job sees each `with:` key as `JOBRUNNER_PARAM_<KEY>`; two keys that give one name

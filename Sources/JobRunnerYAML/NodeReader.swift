@@ -181,7 +181,9 @@ struct NodeReader {
 
     mutating func nonEmptyString(_ node: Node, what: String) -> String? {
         guard let text = string(node, what: what) else { return nil }
-        // What trimmingCharacters(in: .whitespaces) leaves empty, without CharacterSet's cost.
+        // What trimmingCharacters(in: .whitespaces) leaves empty, without CharacterSet's cost;
+        // a value that starts with a visible ASCII character (most do) is not.
+        if let first = text.utf8.first, first > 0x20, first < 0x7F { return text }
         guard !text.allSatisfy({ $0.isWhitespace && !$0.isNewline }) else {
             error(node, "\(what) must not be empty")
             return nil

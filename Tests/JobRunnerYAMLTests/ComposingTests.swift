@@ -233,6 +233,16 @@ import Testing
             ])
     }
 
+    @Test func pluginValuesSplitAtTheFirstDotAsCharactersWould() {
+        for text in [
+            "noop.ok", "a..b", ".a", "a.", "a", "..", "e\u{301}.x", "a.\u{301}b", "users.refresh.now",
+        ] {
+            #expect(
+                JobFileParser.pluginParts(text) == text.split(separator: ".", maxSplits: 1).map(String.init),
+                "\(text.debugDescription)")
+        }
+    }
+
     // MARK: Checks across jobs
 
     @Test func cyclesAndUnknownNeedsAreFoundOnIndices() {
