@@ -94,17 +94,11 @@ public enum JobFileLoader {
                     ))
                 continue
             }
-            guard let data = FileManager.default.contents(atPath: file) else {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: file, line: 1, column: 1),
-                        "cannot read this file; check its permissions"))
-                continue
-            }
-            guard let text = String(data: data, encoding: .utf8) else {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: file, line: 1, column: 1), "this file is not UTF-8 text"))
+            let text: String
+            do {
+                text = try readText(file)
+            } catch {
+                diagnostics.append(error.diagnostic)
                 continue
             }
             var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
@@ -119,6 +113,23 @@ public enum JobFileLoader {
     /// The largest job file loaded: far beyond any hand-written one, small enough that parsing
     /// it stays within a few GiB of memory.
     static let maxFileSize = 64 << 20
+
+    private struct Unreadable: Error {
+        var diagnostic: Diagnostic
+    }
+
+    /// A file's text; its bytes are let go before it is parsed.
+    private static func readText(_ file: String) throws(Unreadable) -> String {
+        let start = SourceLocation(file: file, line: 1, column: 1)
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw Unreadable(
+                diagnostic: Diagnostic(at: start, "cannot read this file; check its permissions"))
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw Unreadable(diagnostic: Diagnostic(at: start, "this file is not UTF-8 text"))
+        }
+        return text
+    }
 
     private static func fileSize(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
@@ -178,32 +189,57 @@ public enum JobFileLoader {
             constraintDefinitions.append(definition)
         }
 
-        var byID: [String: ParsedJob] = [:]
-        var jobs: [ParsedJob] = []
-        let matrices = MatrixNeeds(files.flatMap(\.jobs))
-        diagnostics += matrices.clashes
-        for job in matrices.jobs {
-            let id = job.definition.id
-            if let first = byID[id] {
-                diagnostics.append(
-                    Diagnostic(
-                        at: job.definition.location,
-                        "duplicate job id '\(id)'; it is also defined at \(first.definition.location)"))
-                diagnostics.append(
-                    Diagnostic(
-                        at: first.definition.location,
-                        "duplicate job id '\(id)'; it is also defined at \(job.definition.location)"))
-                continue
-            }
-            byID[id] = job
-            jobs.append(job)
+        var byID: [String: Int] = [:]
+        var jobs: [JobDefinition]
+        var places: [JobPlaces]
+        // One file's arrays are taken as they are (shared, not copied).
+        if files.count == 1 {
+            jobs = files[0].jobs
+            places = files[0].places
+        } else {
+            jobs = files.flatMap(\.jobs)
+            places = files.flatMap(\.places)
         }
-        let ids = jobs.map(\.definition.id)
+        diagnostics += MatrixNeeds.expand(&jobs, places: &places)
+        byID.reserveCapacity(jobs.count)
+        var repeated: [Int] = []
+        // By index, here and below: a copy of each job would retain and release all its values.
+        for index in jobs.indices {
+            let id = jobs[index].id
+            guard let first = byID.updateValue(index, forKey: id) else { continue }
+            byID[id] = first
+            repeated.append(index)
+            let (location, firstLocation) = (jobs[index].location, jobs[first].location)
+            diagnostics.append(
+                Diagnostic(at: location, "duplicate job id '\(id)'; it is also defined at \(firstLocation)"))
+            diagnostics.append(
+                Diagnostic(at: firstLocation, "duplicate job id '\(id)'; it is also defined at \(location)"))
+        }
+        if !repeated.isEmpty {
+            // Only the first job of an id stays, and the later ones move up.
+            let dropped = Set(repeated)
+            jobs = jobs.indices.filter { !dropped.contains($0) }.map { jobs[$0] }
+            places = places.indices.filter { !dropped.contains($0) }.map { places[$0] }
+            byID = [:]
+            for (index, job) in jobs.enumerated() { byID[job.id] = index }
+        }
+        lazy var ids = jobs.map(\.id)
         let pipelineNames = Array(pipelines.keys) + [PipelineDefinition.defaultName]
-        for job in jobs {
-            let definition = job.definition
-            for (need, location) in zip(definition.needs, job.needLocations) {
-                guard let needed = byID[need] else {
+        // The needs of job i, as indices, are needed[starts[i]..<starts[i + 1]].
+        var starts: [Int] = []
+        var needed: [Int] = []
+        starts.reserveCapacity(jobs.count + 1)
+        var declaredPipeline = ""
+        for index in jobs.indices {
+            starts.append(needed.count)
+            let definition = (
+                id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].isPeriodic
+            )
+            let place = (
+                pipelineLocation: places[index].pipelineLocation, constraints: jobs[index].constraints
+            )
+            for (need, location) in zip(jobs[index].needs, places[index].needLocations) {
+                guard let target = byID[need] else {
                     diagnostics.append(
                         Diagnostic(
                             at: location,
@@ -211,9 +247,10 @@ public enum JobFileLoader {
                         ))
                     continue
                 }
+                needed.append(target)
                 // SPEC 5.8: a one-shot job runs once per run; an occurrence of a periodic job
                 // is a run of its own, so there is no "its" occurrence to wait for.
-                if !definition.isPeriodic, needed.definition.isPeriodic {
+                if !definition.isPeriodic, jobs[target].isPeriodic {
                     diagnostics.append(
                         Diagnostic(
                             at: location,
@@ -221,14 +258,20 @@ public enum JobFileLoader {
                         ))
                 }
             }
-            if definition.pipeline != PipelineDefinition.defaultName, pipelines[definition.pipeline] == nil {
-                diagnostics.append(
-                    Diagnostic(
-                        at: job.pipelineLocation,
-                        "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"
-                    ))
+            // Most jobs name the pipeline the one before them named.
+            if definition.pipeline != PipelineDefinition.defaultName, definition.pipeline != declaredPipeline
+            {
+                if pipelines[definition.pipeline] != nil {
+                    declaredPipeline = definition.pipeline
+                } else {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: place.pipelineLocation,
+                            "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"
+                        ))
+                }
             }
-            for (name, location) in zip(definition.constraints, job.constraintLocations)
+            for (name, location) in zip(place.constraints, places[index].constraintLocations)
             where constraints[name] == nil {
                 diagnostics.append(
                     Diagnostic(
@@ -237,12 +280,12 @@ public enum JobFileLoader {
                     ))
             }
         }
-        if let cycle = JobGraph.findCycle(in: jobs.map { ($0.definition.id, $0.definition.needs) }),
-            let first = cycle.first, let job = byID[first]
-        {
+        starts.append(needed.count)
+        if let cycle = Self.findCycle(starts: starts, needed: needed), let first = cycle.first {
             diagnostics.append(
                 Diagnostic(
-                    at: job.definition.location, "dependency cycle: \(cycle.joined(separator: " -> "))"))
+                    at: jobs[first].location,
+                    "dependency cycle: \(cycle.map { jobs[$0].id }.joined(separator: " -> "))"))
         }
         /// A top-level section that only one file may declare: the first, and an error at each other.
         func single<Value>(_ name: String, _ declared: (ParsedFile) -> (Value, SourceLocation)?) -> Value? {
@@ -263,7 +306,7 @@ public enum JobFileLoader {
         let connectivity = single("connectivity") { $0.connectivity } ?? ConnectivitySettings()
         let retention = single("retention") { $0.retention } ?? RetentionPolicy()
         let workload = Workload(
-            jobs: jobs.map(\.definition), pipelines: Array(pipelines.values), connectivity: connectivity,
+            jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
             retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) })
         return (workload, diagnostics)

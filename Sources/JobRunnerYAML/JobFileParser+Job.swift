@@ -1,24 +1,23 @@
 import Foundation
 import JobRunnerCore
-import Yams
 
 extension JobFileParser {
     /// Parses one entry under `jobs:`, with the file's `defaults:` beneath it.
     /// `retry:` and `env:` merge key by key with the defaults; other keys replace them.
     /// - Returns: the job, or the jobs of its `matrix:`, with `env:` and `with:` expanded.
-    mutating func parseJob(_ entry: Entry, defaults: [String: Entry]) -> [ParsedJob] {
+    mutating func parseJob(_ entry: Entry, defaults: Known<JobKey>) -> [ParsedJob] {
         let id = entry.key
         let location = reader.location(entry.keyNode)
         if let problem = Self.nameProblem(id, what: "job id") {
             reader.error(entry.keyNode, problem)
         }
         guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return [] }
-        let own = reader.known(fields, allowed: JobFileKeys.job, in: "job '\(id)'")
-        let keys = defaults.merging(own) { _, job in job }
+        let own = reader.known(fields, as: JobKey.self, in: "job '\(id)'")
+        let keys = own.over(defaults)
 
         var handler: HandlerSpec?
         var pluginLocations: PluginLocations?
-        switch (keys["run"], keys["plugin"]) {
+        switch (keys[.run], keys[.plugin]) {
         case (nil, nil):
             reader.error(
                 entry.keyNode, "job '\(id)' needs either 'run' (a command) or 'plugin' (name.handler)")
@@ -28,7 +27,7 @@ extension JobFileParser {
             handler = parseRun(run.value)
         case (nil, .some(let plugin)):
             if let text = reader.nonEmptyString(plugin.value, what: "plugin") {
-                let parts = text.split(separator: ".", maxSplits: 1).map(String.init)
+                let parts = Self.pluginParts(text)
                 if parts.count == 2, Self.isValidName(parts[0]), Self.isValidName(parts[1]) {
                     handler = .plugin(plugin: parts[0], handler: parts[1])
                     pluginLocations = PluginLocations(plugin: reader.location(plugin.value))
@@ -48,36 +47,36 @@ extension JobFileParser {
         var pipelineLocation = location
 
         var raw = RawValues()
-        if let node = keys["with"]?.value {
-            if case .mapping = node, case .object(let object) = reader.json(node) {
+        if let node = keys[.with]?.value {
+            if reader.tree.kind(node) == .mapping, case .object(let object) = reader.json(node) {
                 job.parameters = object
                 raw.with = node
                 pluginLocations?.parameters = reader.location(node)
-            } else if !NodeReader.isNull(node) {
+            } else if !reader.isNull(node) {
                 reader.error(node, "with must be a map of parameter names to values")
             }
-            if keys["run"] != nil { checkParameterNames(node) }
+            if keys[.run] != nil { checkParameterNames(node) }
         }
-        for source in [defaults["env"], own["env"]].compactMap({ $0 }) {
-            guard let entries = reader.entries(source.value, what: "env") else { continue }
+        for source in [defaults[.env], own[.env]] {
+            guard let source, let entries = reader.entries(source.value, what: "env") else { continue }
             for variable in entries {
-                guard case .scalar(let scalar) = variable.value, !NodeReader.isNull(variable.value) else {
+                guard let value = reader.tree.text(variable.value), !reader.isNull(variable.value) else {
                     reader.error(variable.value, "env value of '\(variable.key)' must be a string")
                     continue
                 }
-                job.environment[variable.key] = scalar.string
+                job.environment[variable.key] = value
                 raw.environment.removeAll { $0.key == variable.key }
-                raw.environment.append((variable.key, scalar.string, variable.value))
+                raw.environment.append((variable.key, value, variable.value))
             }
         }
-        if let node = keys["workdir"]?.value, let path = reader.nonEmptyString(node, what: "workdir") {
+        if let node = keys[.workdir]?.value, let path = reader.nonEmptyString(node, what: "workdir") {
             job.workingDirectory = path.hasPrefix("/") ? path : directory + "/" + path
         }
-        if let entry = keys["pipeline"] {
+        if let entry = keys[.pipeline] {
             pipelineLocation = reader.location(entry.value)
             if let name = reader.nonEmptyString(entry.value, what: "pipeline") { job.pipeline = name }
         }
-        if let node = keys["needs"]?.value, !NodeReader.isNull(node),
+        if let node = keys[.needs]?.value, !reader.isNull(node),
             let needs = reader.stringList(node, what: "needs")
         {
             var seen = Set<String>()
@@ -86,14 +85,14 @@ extension JobFileParser {
                 needLocations.append(reader.location(needNode))
             }
         }
-        if let node = keys["priority"]?.value, let value = reader.int(node, what: "priority") {
+        if let node = keys[.priority]?.value, let value = reader.int(node, what: "priority") {
             job.priority = value
         }
-        if let node = keys["requiresInternet"]?.value, let value = reader.bool(node, what: "requiresInternet")
+        if let node = keys[.requiresInternet]?.value, let value = reader.bool(node, what: "requiresInternet")
         {
             job.requiresInternet = value
         }
-        if let node = keys["constraints"]?.value, !NodeReader.isNull(node),
+        if let node = keys[.constraints]?.value, !reader.isNull(node),
             let names = reader.stringList(node, what: "constraints")
         {
             for (name, nameNode) in names {
@@ -101,27 +100,27 @@ extension JobFileParser {
                 constraintLocations.append(reader.location(nameNode))
             }
         }
-        if let node = keys["timeout"]?.value {
+        if let node = keys[.timeout]?.value {
             job.timeout = reader.duration(node, what: "timeout", allowZero: false)
         }
         // Zero is allowed: SIGKILL straight after SIGTERM, for jobs with nothing to clean up.
-        if let node = keys["killGrace"]?.value, let value = reader.duration(node, what: "killGrace") {
+        if let node = keys[.killGrace]?.value, let value = reader.duration(node, what: "killGrace") {
             job.killGrace = value
         }
-        job.retry = parseRetry(defaults: defaults["retry"], job: own["retry"])
+        job.retry = parseRetry(defaults: defaults[.retry], job: own[.retry])
         let scheduleLocation = parseSchedule(of: &job, keys: keys, own: own)
-        if let node = keys["isolation"]?.value,
+        if let node = keys[.isolation]?.value,
             let isolation = reader.choice(node, what: "isolation", as: Isolation.self)
         {
             job.isolation = isolation
         }
-        if let node = keys["enabled"]?.value, let value = reader.bool(node, what: "enabled") {
+        if let node = keys[.enabled]?.value, let value = reader.bool(node, what: "enabled") {
             job.enabled = value
         }
-        if let node = keys["allowFailure"]?.value, let value = reader.bool(node, what: "allowFailure") {
+        if let node = keys[.allowFailure]?.value, let value = reader.bool(node, what: "allowFailure") {
             job.allowFailure = value
         }
-        if let node = keys["when"]?.value,
+        if let node = keys[.when]?.value,
             let value = reader.choice(node, what: "when", as: RunCondition.self)
         {
             job.when = value
@@ -137,17 +136,27 @@ extension JobFileParser {
         let parsed = ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
-        return expand(parsed, raw: raw, matrix: keys["matrix"])
+        return expand(parsed, raw: raw, matrix: keys[.matrix])
+    }
+
+    /// `plugin:`'s value split at its first dot, as `split(separator: ".", maxSplits: 1)` does;
+    /// without splitting into characters when the value is ASCII, as it is when valid.
+    static func pluginParts(_ text: String) -> [String] {
+        let bytes = text.utf8
+        if bytes.allSatisfy({ $0 < 0x80 }), let dot = bytes.firstIndex(of: UInt8(ascii: ".")),
+            dot != bytes.startIndex, bytes.index(after: dot) != bytes.endIndex
+        {
+            return [String(text[..<dot]), String(text[bytes.index(after: dot)...])]
+        }
+        return text.split(separator: ".", maxSplits: 1).map(String.init)
     }
 
     /// A shell job sees each `with:` key as `JOBRUNNER_PARAM_<KEY>`; two keys that give one name
     /// (`a-b`, `a_b`) would have one silently hide the other.
     private mutating func checkParameterNames(_ node: Node) {
-        guard case .mapping(let mapping) = node else { return }
         var seen: [String: String] = [:]
-        for (keyNode, _) in mapping {
-            guard case .scalar(let scalar) = keyNode else { continue }
-            let key = scalar.string
+        for (keyNode, _) in reader.tree.pairs(node) {
+            guard let key = reader.tree.text(keyNode) else { continue }
             let name = "JOBRUNNER_PARAM_" + EnvironmentName.of(key)
             guard let first = seen[name] else {
                 seen[name] = key
@@ -163,10 +172,10 @@ extension JobFileParser {
     }
 
     private mutating func parseRun(_ node: Node) -> HandlerSpec? {
-        switch node {
-        case .sequence(let sequence):
+        switch reader.tree.kind(node) {
+        case .sequence:
             var argv: [String] = []
-            for item in sequence {
+            for item in reader.tree.items(node) {
                 guard let text = reader.string(item, what: "each item of run") else { return nil }
                 argv.append(text)
             }
@@ -182,15 +191,13 @@ extension JobFileParser {
 
     private mutating func parseRetry(defaults: Entry?, job: Entry?) -> RetryPolicy {
         var policy = RetryPolicy()
-        var merged: [String: Entry] = [:]
-        for source in [defaults, job].compactMap({ $0 }) {
-            guard let entries = reader.entries(source.value, what: "retry") else { continue }
-            for (key, value) in reader.known(entries, allowed: JobFileKeys.retry, in: "retry") {
-                merged[key] = value
-            }
+        var merged = Known<RetryKey>()
+        for source in [defaults, job] {
+            guard let source, let entries = reader.entries(source.value, what: "retry") else { continue }
+            merged = reader.known(entries, as: RetryKey.self, in: "retry").over(merged)
         }
-        if let node = merged["attempts"]?.value {
-            if node.scalar?.string == "unlimited" {
+        if let node = merged[.attempts]?.value {
+            if reader.tree.text(node) == "unlimited" {
                 policy.attempts = nil
             } else if let value = reader.int(
                 node, what: "retry.attempts (a number or 'unlimited')", range: 1...1_000_000)
@@ -198,35 +205,35 @@ extension JobFileParser {
                 policy.attempts = value
             }
         }
-        if let node = merged["backoff"]?.value,
+        if let node = merged[.backoff]?.value,
             let value = reader.choice(node, what: "retry.backoff", as: RetryPolicy.Backoff.self)
         {
             policy.backoff = value
         }
-        if let node = merged["delay"]?.value, let value = reader.duration(node, what: "retry.delay") {
+        if let node = merged[.delay]?.value, let value = reader.duration(node, what: "retry.delay") {
             policy.delay = value
         }
-        if let node = merged["factor"]?.value, let value = reader.number(node, what: "retry.factor") {
+        if let node = merged[.factor]?.value, let value = reader.number(node, what: "retry.factor") {
             if value >= 1 && value <= 1000 {
                 policy.factor = value
             } else {
                 reader.error(node, "retry.factor must be between 1 and 1000, not \(value)")
             }
         }
-        if let node = merged["maxDelay"]?.value, let value = reader.duration(node, what: "retry.maxDelay") {
+        if let node = merged[.maxDelay]?.value, let value = reader.duration(node, what: "retry.maxDelay") {
             policy.maxDelay = value
         }
-        if let node = merged["jitter"]?.value, let value = reader.number(node, what: "retry.jitter") {
+        if let node = merged[.jitter]?.value, let value = reader.number(node, what: "retry.jitter") {
             if (0...1).contains(value) {
                 policy.jitter = value
             } else {
                 reader.error(node, "retry.jitter must be between 0 and 1, not \(value)")
             }
         }
-        if let node = merged["on"]?.value {
-            if case .sequence(let items) = node {
+        if let node = merged[.on]?.value {
+            if reader.tree.kind(node) == .sequence {
                 var codes = Set<Int32>()
-                for item in items {
+                for item in reader.tree.items(node) {
                     if let code = reader.int(item, what: "each exit code of retry.on", range: 1...255) {
                         codes.insert(Int32(code))
                     }
@@ -236,7 +243,7 @@ extension JobFileParser {
                 reader.error(node, "retry.on must be a list of exit codes, like [1, 75]")
             }
         }
-        if let node = merged["maxElapsed"]?.value,
+        if let node = merged[.maxElapsed]?.value,
             let value = reader.duration(node, what: "retry.maxElapsed", allowZero: false)
         {
             policy.maxElapsed = value

@@ -1,5 +1,4 @@
 import JobRunnerCore
-import Yams
 
 extension JobFileParser {
     /// At most this many jobs come from one job's `matrix:` (SPEC 3.1).
@@ -102,15 +101,16 @@ extension JobFileParser {
             return nil
         }
         var withKeys = Set<String>()
-        if let with, case .mapping = with {
-            var scratch = NodeReader(file: reader.file)
+        if let with, reader.tree.kind(with) == .mapping {
+            var scratch = NodeReader(file: reader.file, tree: reader.tree)
             withKeys = Set((scratch.entries(with, what: "with") ?? []).map(\.key))
         }
         var dimensions: [Dimension] = []
         var count = 1
         var usable = true
         for field in fields {
-            guard case .sequence(let items) = field.value, !items.isEmpty else {
+            let items = reader.tree.items(field.value)
+            guard reader.tree.kind(field.value) == .sequence, !items.isEmpty else {
                 reader.error(
                     field.value,
                     "matrix key '\(field.key)' must be a non-empty list of values, like [debian, alpine]")
@@ -126,7 +126,7 @@ extension JobFileParser {
             }
             var values: [(json: JSONValue, text: String)] = []
             for item in items {
-                guard case .scalar(let scalar) = item, !NodeReader.isNull(item) else {
+                guard let text = reader.tree.text(item), !reader.isNull(item) else {
                     reader.error(
                         item,
                         "each value of matrix key '\(field.key)' must be a plain value (a word or a number), not a map or a list"
@@ -134,7 +134,7 @@ extension JobFileParser {
                     usable = false
                     continue
                 }
-                values.append((Self.matrixJSON(item, text: scalar.string), scalar.string))
+                values.append((matrixJSON(item, text: text), text))
             }
             count =
                 count.multipliedReportingOverflow(by: items.count).overflow ? Int.max : count * items.count
@@ -152,9 +152,9 @@ extension JobFileParser {
 
     /// A matrix value as it goes into `with:`: whole numbers and true/false typed, anything else
     /// as written (so `1.20` stays `1.20`, not the number 1.2).
-    private static func matrixJSON(_ node: Node, text: String) -> JSONValue {
-        if let value = NodeReader.plainBool(node) { return .bool(value) }
-        if let value = NodeReader.plainInt(node) { return .int(value) }
+    private func matrixJSON(_ node: Node, text: String) -> JSONValue {
+        if let value = reader.plainBool(node) { return .bool(value) }
+        if let value = reader.plainInt(node) { return .int(value) }
         return .string(text)
     }
 
@@ -191,7 +191,7 @@ extension JobFileParser {
         JSONValue]
     {
         // Problems of the map itself were reported when the job was read; only expansion's are new.
-        var scratch = NodeReader(file: reader.file)
+        var scratch = NodeReader(file: reader.file, tree: reader.tree)
         guard case .object(let object) = expandJSON(node, interpolation, scratch: &scratch) else {
             return [:]
         }
@@ -201,19 +201,21 @@ extension JobFileParser {
     private mutating func expandJSON(_ node: Node, _ interpolation: Interpolation, scratch: inout NodeReader)
         -> JSONValue
     {
-        switch node {
-        case .scalar(let scalar):
+        switch reader.tree.kind(node) {
+        case .scalar:
             let value = scratch.json(node)
-            guard case .string = value, Interpolation.mayExpand(scalar.string) else { return value }
-            switch interpolation.expand(scalar.string) {
+            guard case .string(let string) = value, Interpolation.mayExpand(string) else { return value }
+            switch interpolation.expand(string) {
             case .success(let text): return .string(text)
             case .failure(let failure):
                 reader.error(node, "with value: \(failure.message)")
-                return .string(scalar.string)
+                return .string(string)
             }
-        case .sequence(let sequence):
+        case .sequence:
             var items: [JSONValue] = []
-            for item in sequence { items.append(expandJSON(item, interpolation, scratch: &scratch)) }
+            for item in reader.tree.items(node) {
+                items.append(expandJSON(item, interpolation, scratch: &scratch))
+            }
             return .array(items)
         case .mapping:
             var object: [String: JSONValue] = [:]
@@ -221,8 +223,6 @@ extension JobFileParser {
                 object[entry.key] = expandJSON(entry.value, interpolation, scratch: &scratch)
             }
             return .object(object)
-        case .alias:
-            return .null
         }
     }
 }

@@ -11,10 +11,10 @@ extension JobFileParser {
     /// warnings about keys a job sets to no effect.
     /// - Returns: where the `every:` or `cron:` value stands, when there is one.
     mutating func parseSchedule(
-        of job: inout JobDefinition, keys: [String: Entry], own: [String: Entry]
+        of job: inout JobDefinition, keys: Known<JobKey>, own: Known<JobKey>
     ) -> SourceLocation? {
         var timeZone: TimeZone?
-        if let node = keys["timezone"]?.value, let name = reader.nonEmptyString(node, what: "timezone") {
+        if let node = keys[.timezone]?.value, let name = reader.nonEmptyString(node, what: "timezone") {
             timeZone = TimeZone(identifier: name)
             if timeZone == nil {
                 reader.error(
@@ -22,7 +22,7 @@ extension JobFileParser {
             }
         }
         var schedule: Schedule?
-        if let node = keys["every"]?.value,
+        if let node = keys[.every]?.value,
             let interval = reader.duration(node, what: "every", allowZero: false)
         {
             if interval < Self.shortestEvery {
@@ -31,46 +31,46 @@ extension JobFileParser {
                 schedule = .every(interval)
             }
         }
-        if let node = keys["cron"]?.value, let text = reader.nonEmptyString(node, what: "cron") {
+        if let node = keys[.cron]?.value, let text = reader.nonEmptyString(node, what: "cron") {
             do {
                 let expression = try CronExpression(text)
                 // No `timezone:` means the local time zone of the machine loading the file; a
                 // wrong one (reported above) leaves no schedule rather than a guessed zone.
-                if keys["timezone"] == nil || timeZone != nil {
+                if keys[.timezone] == nil || timeZone != nil {
                     schedule = .cron(expression, timeZone: timeZone ?? .current)
                 }
             } catch {
                 reader.error(node, error.description)
             }
         }
-        let entry = keys["cron"] ?? keys["every"]
-        if keys["every"] != nil, let cron = keys["cron"] {
+        let entry = keys[.cron] ?? keys[.every]
+        if keys[.every] != nil, let cron = keys[.cron] {
             reader.error(cron.keyNode, "job '\(job.id)' has both 'every' and 'cron'; keep one of them")
             schedule = nil
         }
         job.schedule = schedule
 
-        if let node = keys["catchUp"]?.value,
+        if let node = keys[.catchUp]?.value,
             let value = reader.choice(node, what: "catchUp", as: CatchUp.self)
         {
             job.catchUp = value
         }
-        if let node = keys["overlap"]?.value,
+        if let node = keys[.overlap]?.value,
             let value = reader.choice(node, what: "overlap", as: Overlap.self)
         {
             job.overlap = value
         }
         // Only the job's own keys: a file's defaults may hold them for its periodic jobs.
-        if let timezone = own["timezone"], keys["cron"] == nil {
+        if let timezone = own[.timezone], keys[.cron] == nil {
             reader.warning(
                 timezone.keyNode,
                 "timezone applies to cron only; job '\(job.id)' has no cron, so it has no effect")
         }
-        for key in ["catchUp", "overlap"] where entry == nil {
+        for key in [JobKey.catchUp, .overlap] where entry == nil {
             if let setting = own[key] {
                 reader.warning(
                     setting.keyNode,
-                    "\(key) applies to periodic jobs only; job '\(job.id)' has neither every nor cron, so it has no effect"
+                    "\(JobKey.names[key.rawValue]) applies to periodic jobs only; job '\(job.id)' has neither every nor cron, so it has no effect"
                 )
             }
         }

@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Yams
 
 /// Turns one job file's text into definitions, collecting every problem it finds.
 struct JobFileParser {
@@ -40,68 +39,61 @@ struct JobFileParser {
     }
 
     mutating func parse(text: String) -> ParsedFile {
-        var file = ParsedFile(path: reader.file)
-        let root: Node?
-        do {
-            // Without a `*` there is no alias, and nothing to count: most files skip the pass.
-            if text.utf8.contains(UInt8(ascii: "*")) { try AliasBudget.check(text) }
-        } catch {
+        let file = ParsedFile(path: reader.file)
+        switch YAMLComposer.compose(text) {
+        case .failure(let failure):
             reader.add(
                 Diagnostic(
-                    at: SourceLocation(file: reader.file, line: error.line, column: error.column),
-                    error.message))
+                    at: SourceLocation(file: reader.file, line: failure.line, column: failure.column),
+                    failure.message))
             return file
+        case .success(let composed):
+            guard let root = composed.root else { return file }
+            reader.tree = composed.tree
+            return parse(root: root, into: file)
         }
-        do {
-            root = try Yams.compose(yaml: text, .basic)
-        } catch let error as YamlError {
-            reader.add(Self.diagnostic(for: error, file: reader.file))
-            return file
-        } catch {
-            reader.add(
-                Diagnostic(
-                    at: SourceLocation(file: reader.file, line: 1, column: 1), "cannot parse YAML: \(error)"))
-            return file
-        }
-        guard let root, !NodeReader.isNull(root) else { return file }
-        guard let entries = reader.entries(root, what: "a job file") else { return file }
-        let top = reader.known(entries, allowed: JobFileKeys.topLevel, in: "the top level")
+    }
 
-        if let version = top["version"] {
-            if reader.int(version.value, what: "version") != 1, NodeReader.plainInt(version.value) != nil {
+    private mutating func parse(root: Node, into file: ParsedFile) -> ParsedFile {
+        var file = file
+        guard !reader.isNull(root) else { return file }
+        guard let entries = reader.entries(root, what: "a job file") else { return file }
+        let top = reader.known(entries, as: TopLevelKey.self, in: "the top level")
+
+        if let version = top[.version] {
+            if reader.int(version.value, what: "version") != 1, reader.plainInt(version.value) != nil {
                 reader.error(version.value, "version must be 1, the only version of the job file format")
             }
         }
-        if let pipelines = top["pipelines"] {
+        if let pipelines = top[.pipelines] {
             file.pipelines = parsePipelines(pipelines.value)
         }
-        if let constraints = top["constraints"] {
+        if let constraints = top[.constraints] {
             file.constraints = parseConstraints(constraints.value)
         }
-        if let connectivity = top["connectivity"] {
+        if let connectivity = top[.connectivity] {
             file.connectivity = parseConnectivity(connectivity.value).map {
                 ($0, reader.location(connectivity.keyNode))
             }
         }
-        if let retention = top["retention"], let entries = reader.entries(retention.value, what: "retention")
-        {
-            let known = reader.known(entries, allowed: JobFileKeys.retention, in: "retention")
+        if let retention = top[.retention], let entries = reader.entries(retention.value, what: "retention") {
+            let known = reader.known(entries, as: RetentionKey.self, in: "retention")
             var policy = RetentionPolicy()
-            if let node = known["runs"]?.value,
+            if let node = known[.runs]?.value,
                 let runs = reader.int(node, what: "retention.runs", range: 1...1_000_000)
             {
                 policy.runs = runs
             }
-            if let node = known["age"]?.value,
+            if let node = known[.age]?.value,
                 let age = reader.duration(node, what: "retention.age", allowZero: false)
             {
                 policy.age = age
             }
             file.retention = (policy, reader.location(retention.keyNode))
         }
-        if let plugins = top["plugins"], let entries = reader.entries(plugins.value, what: "plugins") {
-            let known = reader.known(entries, allowed: JobFileKeys.plugins, in: "plugins")
-            if let paths = known["paths"], let list = reader.stringList(paths.value, what: "plugins.paths") {
+        if let plugins = top[.plugins], let entries = reader.entries(plugins.value, what: "plugins") {
+            let known = reader.known(entries, as: PluginsKey.self, in: "plugins")
+            if let paths = known[.paths], let list = reader.stringList(paths.value, what: "plugins.paths") {
                 file.pluginPaths = list.map { path, _ in
                     path.hasPrefix("/")
                         ? path
@@ -109,16 +101,18 @@ struct JobFileParser {
                 }
             }
         }
-        var defaults: [String: Entry] = [:]
-        if let node = top["defaults"], let entries = reader.entries(node.value, what: "defaults") {
-            defaults = reader.known(entries, allowed: JobFileKeys.job, in: "defaults")
+        var defaults = Known<JobKey>()
+        if let node = top[.defaults], let entries = reader.entries(node.value, what: "defaults") {
+            defaults = reader.known(entries, as: JobKey.self, in: "defaults")
         }
-        if let jobs = top["jobs"], let entries = reader.entries(jobs.value, what: "jobs") {
+        if let jobs = top[.jobs], let entries = reader.entries(jobs.value, what: "jobs") {
+            file.jobs.reserveCapacity(entries.count)
+            file.places.reserveCapacity(entries.count)
             for entry in entries {
-                file.jobs.append(contentsOf: parseJob(entry, defaults: defaults))
+                for job in parseJob(entry, defaults: defaults) { file.append(job) }
             }
         }
-        if let secrets = top["secrets"], !NodeReader.isNull(secrets.value),
+        if let secrets = top[.secrets], !reader.isNull(secrets.value),
             let names = reader.stringList(secrets.value, what: "secrets")
         {
             for (name, node) in names {
@@ -140,43 +134,6 @@ struct JobFileParser {
     /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
     var problems: DiagnosticList { reader.problems }
 
-    static func diagnostic(for error: YamlError, file: String) -> Diagnostic {
-        switch error {
-        case .reader(let problem, let offset, _, let yaml):
-            // libyaml names the byte offset of a character YAML does not allow (NUL, ESC, ...);
-            // the place is found again here, where the whole text is at hand.
-            if let found = TextCheck.firstForbiddenCharacter(in: yaml) {
-                return Diagnostic(
-                    at: SourceLocation(file: file, line: found.line, column: found.column),
-                    "the control character \(VisibleText.escaped(String(found.scalar))) is not allowed in a job file; remove it (write it as an escape in a double-quoted string if a value needs it)"
-                )
-            }
-            let place = offset.map { TextCheck.location(ofCharacter: $0, in: yaml) } ?? (line: 1, column: 1)
-            return Diagnostic(
-                at: SourceLocation(file: file, line: place.line, column: place.column),
-                "invalid YAML: \(problem)")
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
-            .composer(let context, let problem, let mark, _):
-            let place = context.map { " \($0.text)" } ?? ""
-            let at = SourceLocation(file: file, line: mark.line, column: mark.column)
-            if problem.hasPrefix("Maximum nesting level reached") {
-                return Diagnostic(
-                    at: at,
-                    "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file")
-            }
-            return Diagnostic(at: at, "invalid YAML: \(problem)\(place)")
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            // Yams stops at the first map with a repeated key; it names the first occurrence.
-            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
-            return Diagnostic(
-                at: SourceLocation(file: file, line: context.mark.line, column: context.mark.column),
-                "duplicate key \(keys) in one map: each key (and each job id) may appear only once; rename or remove the repeat"
-            )
-        default:
-            return Diagnostic(at: SourceLocation(file: file, line: 1, column: 1), "invalid YAML: \(error)")
-        }
-    }
-
     private mutating func parsePipelines(_ node: Node) -> [PipelineDefinition] {
         guard let entries = reader.entries(node, what: "pipelines") else { return [] }
         var result: [PipelineDefinition] = []
@@ -186,21 +143,21 @@ struct JobFileParser {
                 continue
             }
             var pipeline = PipelineDefinition(name: entry.key, location: reader.location(entry.keyNode))
-            if !NodeReader.isNull(entry.value),
+            if !reader.isNull(entry.value),
                 let fields = reader.entries(entry.value, what: "pipeline '\(entry.key)'")
             {
-                let known = reader.known(fields, allowed: JobFileKeys.pipeline, in: "pipeline '\(entry.key)'")
-                if let node = known["maxConcurrent"]?.value,
+                let known = reader.known(fields, as: PipelineKey.self, in: "pipeline '\(entry.key)'")
+                if let node = known[.maxConcurrent]?.value,
                     let value = reader.int(node, what: "maxConcurrent", range: 0...1_000_000)
                 {
                     pipeline.maxConcurrent = value
                 }
-                if let node = known["order"]?.value,
+                if let node = known[.order]?.value,
                     let value = reader.choice(node, what: "order", as: PipelineOrder.self)
                 {
                     pipeline.order = value
                 }
-                if let node = known["requiresInternet"]?.value,
+                if let node = known[.requiresInternet]?.value,
                     let value = reader.bool(node, what: "requiresInternet")
                 {
                     pipeline.requiresInternet = value
@@ -225,16 +182,17 @@ struct JobFileParser {
             var definition = ConstraintDefinition(
                 name: entry.key, check: "", satisfy: "", workingDirectory: directory)
             if let fields = reader.entries(entry.value, what: what) {
-                let known = reader.known(fields, allowed: JobFileKeys.constraint, in: what)
-                for key in ["check", "satisfy"] {
+                let known = reader.known(fields, as: ConstraintKey.self, in: what)
+                for key in [ConstraintKey.check, .satisfy] {
+                    let name = ConstraintKey.names[key.rawValue]
                     guard let value = known[key]?.value else {
-                        reader.error(entry.keyNode, "\(what) needs a '\(key)' command")
+                        reader.error(entry.keyNode, "\(what) needs a '\(name)' command")
                         continue
                     }
-                    let command = reader.nonEmptyString(value, what: "\(key) of \(what)") ?? ""
-                    if key == "check" { definition.check = command } else { definition.satisfy = command }
+                    let command = reader.nonEmptyString(value, what: "\(name) of \(what)") ?? ""
+                    if key == .check { definition.check = command } else { definition.satisfy = command }
                 }
-                if let value = known["timeout"]?.value,
+                if let value = known[.timeout]?.value,
                     let timeout = reader.duration(value, what: "timeout", allowZero: false)
                 {
                     definition.timeout = timeout
@@ -247,12 +205,12 @@ struct JobFileParser {
 
     private mutating func parseConnectivity(_ node: Node) -> ConnectivitySettings? {
         guard let entries = reader.entries(node, what: "connectivity") else { return nil }
-        let known = reader.known(entries, allowed: JobFileKeys.connectivity, in: "connectivity")
+        let known = reader.known(entries, as: ConnectivityKey.self, in: "connectivity")
         var settings = ConnectivitySettings(workingDirectory: directory)
-        if let probe = known["probe"]?.value {
+        if let probe = known[.probe]?.value {
             settings.probe = reader.nonEmptyString(probe, what: "connectivity.probe")
         }
-        if let node = known["interval"]?.value,
+        if let node = known[.interval]?.value,
             let interval = reader.duration(node, what: "connectivity.interval", allowZero: false)
         {
             settings.interval = interval

@@ -1,6 +1,7 @@
 import Foundation
 import JobRunnerCore
-import Yams
+
+typealias Node = YAMLTree.Node
 
 /// One entry of a YAML mapping whose key is a plain string.
 struct Entry {
@@ -9,20 +10,25 @@ struct Entry {
     let value: Node
 }
 
-/// Reads typed values out of YAML nodes of one file, turning every mismatch into a
+/// Reads typed values out of the YAML nodes of one file, turning every mismatch into a
 /// diagnostic at the node's line and column instead of stopping at the first.
 struct NodeReader {
     let file: String
+    /// The file's composed YAML.
+    var tree: YAMLTree
     /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
     private(set) var problems = DiagnosticList()
 
-    init(file: String) { self.file = file }
+    init(file: String, tree: YAMLTree = YAMLTree()) {
+        self.file = file
+        self.tree = tree
+    }
 
     var diagnostics: [Diagnostic] { problems.all }
 
     func location(_ node: Node) -> SourceLocation {
-        let mark = node.mark
-        return SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)
+        let mark = tree.mark(node)
+        return SourceLocation(file: file, line: mark.line, column: mark.column)
     }
 
     mutating func error(_ node: Node, _ message: String) {
@@ -35,27 +41,31 @@ struct NodeReader {
 
     mutating func add(_ diagnostic: Diagnostic) { problems.append(diagnostic) }
 
-    // Files are composed with Yams' basic resolver (no regular expression per scalar, which
-    // cost most of the load time of large files); plain scalars are typed here instead, by the
-    // YAML core schema plus the yes/no/on/off spellings people still write.
+    // Plain scalars are typed here, by the YAML core schema plus the yes/no/on/off spellings
+    // people still write; quoted ones are strings. Tags are not read (`!!str 1` is the number 1),
+    // as when Yams composed the files with its basic resolver.
 
-    static func isNull(_ node: Node) -> Bool {
-        guard case .scalar(let scalar) = node else { return false }
-        return scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+    /// A plain scalar's text; nil for anything else.
+    func plainText(_ node: Node) -> String? {
+        tree.isPlain(node) ? tree.text(node) : nil
     }
 
-    static func plainBool(_ node: Node) -> Bool? {
-        guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
-        switch scalar.string {
+    func isNull(_ node: Node) -> Bool {
+        guard let text = plainText(node) else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(text)
+    }
+
+    func plainBool(_ node: Node) -> Bool? {
+        switch plainText(node) {
         case "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON": return true
         case "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF": return false
         default: return nil
         }
     }
 
-    static func plainInt(_ node: Node) -> Int? {
-        guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
-        var text = Substring(scalar.string)
+    func plainInt(_ node: Node) -> Int? {
+        guard let string = plainText(node) else { return nil }
+        var text = Substring(string)
         let negative = text.first == "-"
         if text.first == "-" || text.first == "+" { text = text.dropFirst() }
         let magnitude: Int?
@@ -71,9 +81,8 @@ struct NodeReader {
         return magnitude.map { negative ? -$0 : $0 }
     }
 
-    static func plainDouble(_ node: Node) -> Double? {
-        guard case .scalar(let scalar) = node, scalar.style == .plain else { return nil }
-        let text = scalar.string
+    func plainDouble(_ node: Node) -> Double? {
+        guard let text = plainText(node) else { return nil }
         guard text.contains(where: { $0.isNumber }),
             !text.contains(where: { $0.isLetter && $0 != "e" && $0 != "E" }),
             let value = Double(text), value.isFinite
@@ -81,14 +90,13 @@ struct NodeReader {
         return value
     }
 
-    private static func describe(_ node: Node) -> String {
-        switch node {
+    private func describe(_ node: Node) -> String {
+        switch tree.kind(node) {
         case .mapping: return "a map"
         case .sequence: return "a list"
-        case .alias: return "an alias"
         case .scalar:
             if isNull(node) { return "nothing (null)" }
-            return "'\(Self.shortened(node.scalar?.string ?? ""))'"
+            return "'\(Self.shortened(tree.text(node) ?? ""))'"
         }
     }
 
@@ -103,67 +111,79 @@ struct NodeReader {
     /// The entries of a mapping, in order; reports non-string and duplicate keys. A merge key
     /// (`<<: *common`, `<<: [*a, *b]`) stands for the entries of the maps it names, in its place,
     /// less the keys the mapping sets itself (see ``mergedEntries(_:what:)``).
-    mutating func entries(_ node: Node, what: String) -> [Entry]? {
-        guard case .mapping(let mapping) = node else {
-            error(node, "\(what) must be a map of keys to values, not \(Self.describe(node))")
+    mutating func entries(_ node: Node, what: @autoclosure () -> String) -> [Entry]? {
+        guard tree.kind(node) == .mapping else {
+            error(node, "\(what()) must be a map of keys to values, not \(describe(node))")
             return nil
         }
+        let pairs = tree.pairs(node)
         var result: [Entry] = []
-        var seen: [String: Node] = [:]
+        result.reserveCapacity(pairs.count)
+        // The composer refused keys of equal text and tag: keys that repeat a text here have a
+        // tag of their own (`!!int 1` and `1`), so only maps with such a key look for them.
+        var seen: [String: Node]? = tree.hasTaggedKey(node) ? [:] : nil
         var merged: (index: Int, entries: [Entry])?
-        for (keyNode, value) in mapping {
-            if Self.isMergeKey(keyNode) {
-                merged = (result.count, mergedEntries(value, what: what))
+        for (keyNode, value) in pairs {
+            if isMergeKey(keyNode) {
+                merged = (result.count, mergedEntries(value, what: what()))
                 continue
             }
-            guard case .scalar(let scalar) = keyNode else {
-                error(keyNode, "keys of \(what) must be plain words, not \(Self.describe(keyNode))")
+            guard let key = tree.text(keyNode) else {
+                error(keyNode, "keys of \(what()) must be plain words, not \(describe(keyNode))")
                 continue
             }
-            let key = scalar.string
-            if let first = seen[key] {
+            if let first = seen?[key] {
                 let place = location(first)
                 error(
                     keyNode,
-                    "duplicate key '\(key)' in \(what) (first at line \(place.line), column \(place.column))")
+                    "duplicate key '\(key)' in \(what()) (first at line \(place.line), column \(place.column))"
+                )
                 continue
             }
-            seen[key] = keyNode
+            seen?[key] = keyNode
             result.append(Entry(key: key, keyNode: keyNode, value: value))
         }
         if let merged {
-            result.insert(contentsOf: merged.entries.filter { seen[$0.key] == nil }, at: merged.index)
+            let own = Set(result.map(\.key))
+            result.insert(contentsOf: merged.entries.filter { !own.contains($0.key) }, at: merged.index)
         }
         return result
     }
 
-    /// Reports keys that are not in `allowed`, with a suggestion; returns the known entries by key.
-    mutating func known(_ entries: [Entry], allowed: [String], in what: String) -> [String: Entry] {
-        var table: [String: Entry] = [:]
+    /// Reports keys that are not in `Key`, with a suggestion; returns the known entries by key.
+    mutating func known<Key: FileKey>(
+        _ entries: [Entry], as _: Key.Type, in what: @autoclosure () -> String
+    )
+        -> Known<Key>
+    {
+        var table = Known<Key>()
         // `x-` keys are the user's own (SPEC 3.1): room for anchors, notes and tools' settings.
         for entry in entries where !entry.key.hasPrefix("x-") {
-            if allowed.contains(entry.key) {
-                table[entry.key] = entry
+            if let key = Key.byName[entry.key] {
+                table[key] = entry
             } else {
                 error(
                     entry.keyNode,
-                    "unknown key '\(entry.key)' in \(what)\(Suggestion.hint(for: entry.key, in: allowed))")
+                    "unknown key '\(entry.key)' in \(what())\(Suggestion.hint(for: entry.key, in: Key.names))"
+                )
             }
         }
         return table
     }
 
     mutating func string(_ node: Node, what: String) -> String? {
-        guard case .scalar(let scalar) = node, !Self.isNull(node) else {
-            error(node, "\(what) must be a string, not \(Self.describe(node))")
+        guard let text = tree.text(node), !isNull(node) else {
+            error(node, "\(what) must be a string, not \(describe(node))")
             return nil
         }
-        return scalar.string
+        return text
     }
 
     mutating func nonEmptyString(_ node: Node, what: String) -> String? {
         guard let text = string(node, what: what) else { return nil }
-        // What trimmingCharacters(in: .whitespaces) leaves empty, without CharacterSet's cost.
+        // What trimmingCharacters(in: .whitespaces) leaves empty, without CharacterSet's cost;
+        // a value that starts with a visible ASCII character (most do) is not.
+        if let first = text.utf8.first, first > 0x20, first < 0x7F { return text }
         guard !text.allSatisfy({ $0.isWhitespace && !$0.isNewline }) else {
             error(node, "\(what) must not be empty")
             return nil
@@ -172,16 +192,16 @@ struct NodeReader {
     }
 
     mutating func bool(_ node: Node, what: String) -> Bool? {
-        guard let value = Self.plainBool(node) else {
-            error(node, "\(what) must be true or false, not \(Self.describe(node))")
+        guard let value = plainBool(node) else {
+            error(node, "\(what) must be true or false, not \(describe(node))")
             return nil
         }
         return value
     }
 
     mutating func int(_ node: Node, what: String, range: ClosedRange<Int>? = nil) -> Int? {
-        guard let value = Self.plainInt(node) else {
-            error(node, "\(what) must be a whole number, not \(Self.describe(node))")
+        guard let value = plainInt(node) else {
+            error(node, "\(what) must be a whole number, not \(describe(node))")
             return nil
         }
         if let range, !range.contains(value) {
@@ -192,23 +212,23 @@ struct NodeReader {
     }
 
     mutating func number(_ node: Node, what: String) -> Double? {
-        guard let value = Self.plainInt(node).map(Double.init) ?? Self.plainDouble(node) else {
-            error(node, "\(what) must be a number, not \(Self.describe(node))")
+        guard let value = plainInt(node).map(Double.init) ?? plainDouble(node) else {
+            error(node, "\(what) must be a number, not \(describe(node))")
             return nil
         }
         return value
     }
 
     mutating func duration(_ node: Node, what: String, allowZero: Bool = true) -> Duration? {
-        guard case .scalar(let scalar) = node, !Self.isNull(node) else {
+        guard let text = tree.text(node), !isNull(node) else {
             error(
-                node, "\(what) must be a duration like 30s, 15m, 1h30m or 500ms, not \(Self.describe(node))")
+                node, "\(what) must be a duration like 30s, 15m, 1h30m or 500ms, not \(describe(node))")
             return nil
         }
-        guard let value = JobDuration.parse(scalar.string) else {
+        guard let value = JobDuration.parse(text) else {
             error(
                 node,
-                "\(what): '\(scalar.string)' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
+                "\(what): '\(text)' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
             return nil
         }
         if !allowZero && value <= .zero {
@@ -233,13 +253,13 @@ struct NodeReader {
 
     /// A list of strings; a single string is taken as a list of one.
     mutating func stringList(_ node: Node, what: String) -> [(String, Node)]? {
-        if case .scalar = node, !Self.isNull(node), let text = node.scalar?.string { return [(text, node)] }
-        guard case .sequence(let sequence) = node else {
-            error(node, "\(what) must be a list, like [a, b], not \(Self.describe(node))")
+        if !isNull(node), let text = tree.text(node) { return [(text, node)] }
+        guard tree.kind(node) == .sequence else {
+            error(node, "\(what) must be a list, like [a, b], not \(describe(node))")
             return nil
         }
         var result: [(String, Node)] = []
-        for item in sequence {
+        for item in tree.items(node) {
             if let text = string(item, what: "each item of \(what)") { result.append((text, item)) }
         }
         return result
@@ -247,22 +267,19 @@ struct NodeReader {
 
     /// Any YAML value as JSON-shaped data (for `with:`).
     mutating func json(_ node: Node) -> JSONValue {
-        switch node {
-        case .scalar(let scalar):
-            if Self.isNull(node) { return .null }
-            if let value = Self.plainBool(node) { return .bool(value) }
-            if let value = Self.plainInt(node) { return .int(value) }
-            if let value = Self.plainDouble(node) { return .double(value) }
-            return .string(scalar.string)
-        case .sequence(let sequence):
-            return .array(sequence.map { json($0) })
+        switch tree.kind(node) {
+        case .scalar:
+            if isNull(node) { return .null }
+            if let value = plainBool(node) { return .bool(value) }
+            if let value = plainInt(node) { return .int(value) }
+            if let value = plainDouble(node) { return .double(value) }
+            return .string(tree.text(node) ?? "")
+        case .sequence:
+            return .array(tree.items(node).map { json($0) })
         case .mapping:
             var object: [String: JSONValue] = [:]
             for entry in entries(node, what: "this map") ?? [] { object[entry.key] = json(entry.value) }
             return .object(object)
-        case .alias:
-            error(node, "YAML aliases are not supported here; write the value out")
-            return .null
         }
     }
 }

@@ -33,7 +33,9 @@ public struct Workload: Sendable {
             constraints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.pipelines = PipelineDefinition.table(pipelines)
         var index: [String: Int] = [:]
-        for (offset, job) in jobs.enumerated() { index[job.id] = offset }
+        index.reserveCapacity(jobs.count)
+        // By offset: a copy of each job would retain and release all its values.
+        for offset in jobs.indices { index[jobs[offset].id] = offset }
         self.indexByID = index
     }
 

@@ -1,0 +1,302 @@
+// libyaml, as Yams ships it: its events are composed here straight into a compact tree.
+import CYaml
+import JobRunnerCore
+
+/// Composes a job file's text into a ``YAMLTree`` from libyaml's events, in one pass: aliases
+/// resolved (with the ``AliasBudget``), duplicate keys found as each map closes, and every
+/// problem turned into the message and place a diagnostic shows.
+///
+/// It keeps what the loader did when Yams composed the files: one document per file, the first
+/// problem only (a file that does not parse has nothing else worth reporting), duplicate keys
+/// compared by text and tag, and, in a file with aliases, a budget problem anywhere before the
+/// first syntax error reported ahead of any other.
+struct YAMLComposer {
+    /// Why a file could not be composed: the message, and where (from 1).
+    struct Failure: Error, Equatable {
+        var message: String
+        var line: Int
+        var column: Int
+    }
+
+    /// The tree of `text`, with its root (nil for a file with no document), or the first problem.
+    static func compose(_ text: String) -> Result<(tree: YAMLTree, root: YAMLTree.Node?), Failure> {
+        guard !text.isEmpty else { return .success((YAMLTree(), nil)) }
+        var composer = YAMLComposer(text: text)
+        var bytes = text
+        return bytes.withUTF8 { composer.run($0) }
+    }
+
+    private let text: String
+    /// Without a `*` there is no alias, and nothing to count: most files skip the budget.
+    private let countsAliases: Bool
+    /// libyaml is told the text is UTF-8, and so counts a byte order mark as a column of line 1.
+    private let startsWithBOM: Bool
+    private var tree = YAMLTree()
+    private var budget = AliasBudget()
+    private var anchors: [String: UInt32] = [:]
+    private var tagIndex: [String: UInt16] = [:]
+    /// The lists and maps open at this point: their records, where their children start in
+    /// `pending`, and their anchors.
+    private var open: [(record: Int, firstChild: Int, anchor: String?)] = []
+    private var pendingChildren: [UInt32] = []
+    private var root: UInt32?
+    private var documents = 0
+    /// A problem found while the budget still counts the rest of the file (see the type's note).
+    private var problem: Failure?
+
+    private init(text: String) {
+        self.text = text
+        countsAliases = text.utf8.contains(UInt8(ascii: "*"))
+        startsWithBOM = text.utf8.starts(with: [0xEF, 0xBB, 0xBF])
+        // Room for a node every few bytes, so that a large file's arrays are not copied as they
+        // grow (a copy holds both at once); what is never written is never touched, so costs no
+        // memory.
+        let size = text.utf8.count
+        tree.records.reserveCapacity(size / 4)
+        tree.children.reserveCapacity(size / 4)
+        tree.bytes.reserveCapacity(size / 2)
+    }
+
+    private mutating func run(_ input: UnsafeBufferPointer<UInt8>) -> Result<
+        (tree: YAMLTree, root: YAMLTree.Node?), Failure
+    > {
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) == 1 else {
+            return .failure(Failure(message: "invalid YAML: Memory error", line: 1, column: 1))
+        }
+        defer { yaml_parser_delete(&parser) }
+        yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
+        yaml_parser_set_input_string(&parser, input.baseAddress, input.count)
+        while true {
+            var event = yaml_event_t()
+            guard yaml_parser_parse(&parser, &event) == 1 else {
+                return .failure(problem ?? failure(of: parser))
+            }
+            defer { yaml_event_delete(&event) }
+            do {
+                if try take(&event) {
+                    if let problem { return .failure(problem) }
+                    return .success((tree, root.map { YAMLTree.Node(index: Int($0)) }))
+                }
+            } catch {
+                return .failure(error)
+            }
+            // Without aliases nothing can come before a problem already found.
+            if problem != nil && !countsAliases { return .failure(problem ?? failure(of: parser)) }
+        }
+    }
+
+    /// Adds one event to the tree; true at the end of the stream.
+    private mutating func take(_ event: inout yaml_event_t) throws(Failure) -> Bool {
+        let line = Int(event.start_mark.line)
+        let column = Int(event.start_mark.column)
+        switch event.type {
+        case YAML_STREAM_END_EVENT:
+            return true
+        case YAML_DOCUMENT_START_EVENT:
+            documents += 1
+            if documents > 1 {
+                found(
+                    "invalid YAML: but found another document expected a single document in the stream",
+                    line: line, column: column)
+            }
+        case YAML_SCALAR_EVENT:
+            let scalar = event.data.scalar
+            let anchor = Self.name(scalar.anchor)
+            if countsAliases { budget.scalar(anchor: anchor) }
+            guard problem == nil else { return false }
+            let tag = scalar.quoted_implicit == 1 ? 0 : tagNumber(scalar.tag, own: "tag:yaml.org,2002:str")
+            let start = UInt32(tree.bytes.count)
+            if let value = scalar.value {
+                tree.bytes.append(contentsOf: UnsafeBufferPointer(start: value, count: scalar.length))
+            }
+            add(
+                YAMLTree.Record(
+                    kind: .scalar, plain: scalar.style == YAML_PLAIN_SCALAR_STYLE, tag: tag,
+                    line: UInt32(line),
+                    column: UInt32(column), start: start, count: UInt32(scalar.length)), anchor: anchor)
+        case YAML_ALIAS_EVENT:
+            let anchor = Self.name(event.data.alias.anchor) ?? ""
+            if countsAliases {
+                do { try budget.alias(anchor, line: line, column: column) } catch {
+                    throw budgetFailure(error)
+                }
+            }
+            guard problem == nil else { return false }
+            guard let target = anchors[anchor] else {
+                found("invalid YAML: found undefined alias", line: line, column: column)
+                return false
+            }
+            attach(target)
+        case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+            let isMapping = event.type == YAML_MAPPING_START_EVENT
+            // The two start events' data have the same layout.
+            let start = event.data.sequence_start
+            let anchor = Self.name(start.anchor)
+            if countsAliases {
+                do { try budget.start(anchor: anchor, line: line, column: column) } catch {
+                    throw budgetFailure(error)
+                }
+            }
+            guard problem == nil else { return false }
+            let tag =
+                start.implicit != 0
+                ? 0 : tagNumber(start.tag, own: isMapping ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq")
+            open.append((tree.records.count, pendingChildren.count, anchor))
+            tree.records.append(
+                YAMLTree.Record(
+                    kind: isMapping ? .mapping : .sequence, plain: false, tag: tag, line: UInt32(line),
+                    column: UInt32(column), start: 0, count: 0))
+        case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+            if countsAliases { budget.end() }
+            guard problem == nil, let collection = open.popLast() else { return false }
+            let count = pendingChildren.count - collection.firstChild
+            if event.type == YAML_MAPPING_END_EVENT,
+                let duplicates = duplicateKeys(pendingChildren[collection.firstChild...])
+            {
+                problem = duplicates
+                return false
+            }
+            tree.records[collection.record].start = UInt32(tree.children.count)
+            tree.records[collection.record].count = UInt32(count)
+            tree.children.append(contentsOf: pendingChildren[collection.firstChild...])
+            pendingChildren.removeLast(count)
+            if let anchor = collection.anchor { anchors[anchor] = UInt32(collection.record) }
+            attach(UInt32(collection.record))
+        default:
+            break
+        }
+        return false
+    }
+
+    private mutating func add(_ record: YAMLTree.Record, anchor: String?) {
+        let index = UInt32(tree.records.count)
+        tree.records.append(record)
+        if let anchor { anchors[anchor] = index }
+        attach(index)
+    }
+
+    /// Makes a node the next child of the innermost open list or map, or the document's root.
+    private mutating func attach(_ node: UInt32) {
+        if open.isEmpty { root = node } else { pendingChildren.append(node) }
+    }
+
+    private mutating func found(_ message: String, line: Int, column: Int) {
+        if problem == nil { problem = Failure(message: message, line: line + 1, column: column + 1) }
+    }
+
+    /// 0 for a kind's own tag (also `!` and no tag at all), else the tag's number.
+    private mutating func tagNumber(_ pointer: UnsafeMutablePointer<yaml_char_t>?, own: String) -> UInt16 {
+        guard let name = Self.name(pointer), name != "!", name != own else { return 0 }
+        if let number = tagIndex[name] { return number }
+        // More distinct tags than this in one file share the last number: no job file has any.
+        guard tree.tags.count < Int(UInt16.max) - 1 else { return UInt16.max }
+        tree.tags.append(name)
+        let number = UInt16(tree.tags.count)
+        tagIndex[name] = number
+        return number
+    }
+
+    private func budgetFailure(_ exceeded: AliasBudget.Exceeded) -> Failure {
+        let column = startsWithBOM && exceeded.line == 0 ? max(0, exceeded.column - 1) : exceeded.column
+        return Failure(message: exceeded.message, line: exceeded.line + 1, column: column + 1)
+    }
+
+    private static func name(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+        guard let pointer else { return nil }
+        return String.decodeCString(pointer, as: UTF8.self, repairingInvalidCodeUnits: true)?.result
+    }
+}
+
+extension YAMLComposer {
+    /// The keys of a closing map (its children, key and value in turn) that repeat, as the
+    /// message Yams gave: every repeated key by order of text, at the first one's first place.
+    private func duplicateKeys(_ children: ArraySlice<UInt32>) -> Failure? {
+        let keys = stride(from: children.startIndex, to: children.endIndex, by: 2).map {
+            YAMLTree.Node(index: Int(children[$0]))
+        }
+        guard keys.count > 1 else { return nil }
+        if keys.count > 16,
+            keys.allSatisfy({ tree.records[$0.index].kind == .scalar && tree.records[$0.index].tag == 0 })
+        {
+            var seen = Set<String>(minimumCapacity: keys.count)
+            guard !keys.allSatisfy({ seen.insert(tree.text($0) ?? "").inserted }) else { return nil }
+        }
+        // For each key, the first key equal to it.
+        var first = Array(0..<keys.count)
+        if keys.count <= 16 {
+            for later in 1..<keys.count {
+                for earlier in 0..<later
+                where first[earlier] == earlier && tree.sameKey(keys[earlier], keys[later]) {
+                    first[later] = earlier
+                    break
+                }
+            }
+        } else {
+            let hashes = keys.map { key in
+                var hasher = Hasher()
+                tree.hashKey(key, into: &hasher)
+                return hasher.finalize()
+            }
+            let order = keys.indices.sorted { (hashes[$0], $0) < (hashes[$1], $1) }
+            var runStart = 0
+            while runStart < order.count {
+                var runEnd = runStart + 1
+                while runEnd < order.count, hashes[order[runEnd]] == hashes[order[runStart]] { runEnd += 1 }
+                for later in runStart + 1..<max(runStart + 1, runEnd) {
+                    for earlier in runStart..<later
+                    where first[order[earlier]] == order[earlier]
+                        && tree.sameKey(keys[order[earlier]], keys[order[later]])
+                    {
+                        first[order[later]] = order[earlier]
+                        break
+                    }
+                }
+                runStart = runEnd
+            }
+        }
+        let repeated = Set(first.indices.filter { first[$0] != $0 }.map { first[$0] })
+        guard !repeated.isEmpty else { return nil }
+        let sorted = repeated.map { keys[$0] }.sorted { tree.keyPrecedes($0, $1) }
+        let names = sorted.map { "'\(tree.text($0) ?? "<uncovertable>")'" }.joined(separator: ", ")
+        let place = tree.mark(sorted[0])
+        return Failure(
+            message:
+                "duplicate key \(names) in one map: each key (and each job id) may appear only once; rename or remove the repeat",
+            line: place.line, column: place.column)
+    }
+
+    /// libyaml's error, in the words and at the place a diagnostic gives.
+    private func failure(of parser: yaml_parser_t) -> Failure {
+        let problem = parser.problem.map { String(cString: $0) } ?? "unknown problem"
+        switch parser.error {
+        case YAML_READER_ERROR:
+            // libyaml names the byte offset of a character YAML does not allow (NUL, ESC, ...);
+            // the place is found again here, where the whole text is at hand.
+            if let found = TextCheck.firstForbiddenCharacter(in: text) {
+                return Failure(
+                    message:
+                        "the control character \(VisibleText.escaped(String(found.scalar))) is not allowed in a job file; remove it (write it as an escape in a double-quoted string if a value needs it)",
+                    line: found.line, column: found.column)
+            }
+            let offset = text.utf8.index(
+                text.utf8.startIndex, offsetBy: parser.problem_offset, limitedBy: text.utf8.endIndex)?
+                .samePosition(in: text).map { text.distance(from: text.startIndex, to: $0) }
+            let place = offset.map { TextCheck.location(ofCharacter: $0, in: text) } ?? (line: 1, column: 1)
+            return Failure(message: "invalid YAML: \(problem)", line: place.line, column: place.column)
+        case YAML_SCANNER_ERROR, YAML_PARSER_ERROR, YAML_COMPOSER_ERROR:
+            let line = Int(parser.problem_mark.line) + 1
+            let column = Int(parser.problem_mark.column) + 1
+            if problem.hasPrefix("Maximum nesting level reached") {
+                return Failure(
+                    message:
+                        "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file",
+                    line: line, column: column)
+            }
+            let context = parser.context.map { " " + String(cString: $0) } ?? ""
+            return Failure(message: "invalid YAML: \(problem)\(context)", line: line, column: column)
+        default:
+            return Failure(message: "invalid YAML: Memory error", line: 1, column: 1)
+        }
+    }
+}
