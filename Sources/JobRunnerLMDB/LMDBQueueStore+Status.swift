@@ -50,7 +50,7 @@ extension LMDBQueueStore {
                 guard listing(state, overview.run) else { return }
                 if record == nil { record = try Self.decodeJob(value, decoder) }
                 overview.jobs[jobID] = record
-                listed.append((Array(key), jobID))
+                if withOutputs { listed.append((Array(key), jobID)) }
             }
             if withOutputs {
                 for (key, jobID) in listed {

@@ -121,7 +121,12 @@ private struct FlatJSONReader {
     }
 
     private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     /// Takes `byte` if it comes next (after white space).
@@ -165,17 +170,20 @@ private struct FlatJSONReader {
     mutating func string() -> String? {
         guard take(UInt8(ascii: "\"")) else { return fail() }
         let start = index
-        // The common case: no escapes, read in one go.
+        // The common case: no escapes, read in one go; ASCII (ids, states, pipelines) needs no
+        // validation, and `String(validating:)` costs more than the rest of the reading.
+        var ascii = true
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
             if bytes[index] < 0x20 { return fail() }
+            if bytes[index] >= 0x80 { ascii = false }
             index += 1
         }
         guard index < bytes.count else { return fail() }
         if bytes[index] == UInt8(ascii: "\"") {
             index += 1
-            return String(
-                validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self)
-                ?? fail()
+            let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index - 1])
+            if ascii { return String(decoding: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+            return String(validating: text, as: UTF8.self) ?? fail()
         }
         var text = [UInt8](bytes[start..<index])
         while bytes[index] == UInt8(ascii: "\\") {
@@ -245,30 +253,45 @@ private struct FlatJSONReader {
         return take(UInt8(ascii: "]")) ? values : fail()
     }
 
-    /// The bytes of a JSON number.
-    private mutating func number() -> String? {
+    /// An integer as JSON writes one: an optional minus sign, then digits (at most 18, so
+    /// that it cannot overflow).
+    mutating func integer() -> Int? {
         skipSpace()
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         let start = index
-        while index < bytes.count,
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
-                || [
-                    UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"),
-                    UInt8(ascii: "E"),
-                ]
-                .contains(bytes[index])
-        {
+        var value = 0
+        while index < bytes.count, index - start < 19, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+            value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
             index += 1
         }
-        guard index > start else { return fail() }
-        return String(decoding: bytes[start..<index], as: UTF8.self)
+        guard index > start, index - start <= 18 else { return fail() }
+        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
+            return fail()
+        }
+        return negative ? -value : value
     }
 
-    mutating func integer() -> Int? {
-        number().flatMap { Int($0) } ?? fail()
+    /// A JSON number's value.
+    private mutating func double() -> Double? {
+        skipSpace()
+        let start = index
+        scan: while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                index += 1
+            default:
+                break scan
+            }
+        }
+        guard index > start else { return fail() }
+        let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        return Double(String(decoding: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self)) ?? fail()
     }
 
     /// A date as `JSONEncoder` writes one by default: seconds since the reference date.
     mutating func date() -> Date? {
-        number().flatMap { Double($0) }.map { Date(timeIntervalSinceReferenceDate: $0) } ?? fail()
+        double().map { Date(timeIntervalSinceReferenceDate: $0) }
     }
 }
