@@ -56,38 +56,38 @@ extension RecordJSON {
         var when = RunCondition.success
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         var first = true
+        // Members come in the order `encode` writes them: the next one is tried first.
+        var next = 0
         while !reader.take(UInt8(ascii: "}")) {
             if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
             first = false
-            guard let name = reader.string(), reader.take(UInt8(ascii: ":")) else { return nil }
+            guard let name = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else { return nil }
             if reader.takeNull() { continue }
             switch name {
-            case "jobID": jobID = reader.string()
-            case "occurrence": occurrence = reader.string() ?? ""
-            case "pipeline": pipeline = reader.string()
-            case "needs":
+            case .jobID: jobID = reader.string()
+            case .occurrence: occurrence = reader.string() ?? ""
+            case .pipeline: pipeline = reader.string()
+            case .needs:
                 guard let values = reader.strings() else { return nil }
                 needs = values
-            case "maxAttempts": maxAttempts = reader.integer()
-            case "state": state = reader.string().flatMap(JobState.init(rawValue:))
-            case "reason": reasonWords = reader.string()
-            case "attempts": attempts = reader.integer()
-            case "uncountedAttempts": uncounted = reader.integer() ?? 0
-            case "crashedInARow": crashed = reader.integer() ?? 0
-            case "exitCode": exitCode = reader.integer().flatMap { Int32(exactly: $0) }
-            case "firstStartedAt": firstStartedAt = reader.date()
-            case "startedAt": startedAt = reader.date()
-            case "finishedAt": finishedAt = reader.date()
-            case "nextAttemptAt": nextAttemptAt = reader.date()
-            case "waitingSince": waitingSince = reader.date()
-            case "allowFailure":
+            case .maxAttempts: maxAttempts = reader.integer()
+            case .state: state = reader.string().flatMap(JobState.init(rawValue:))
+            case .reason: reasonWords = reader.string()
+            case .attempts: attempts = reader.integer()
+            case .uncountedAttempts: uncounted = reader.integer() ?? 0
+            case .crashedInARow: crashed = reader.integer() ?? 0
+            case .exitCode: exitCode = reader.integer().flatMap { Int32(exactly: $0) }
+            case .firstStartedAt: firstStartedAt = reader.date()
+            case .startedAt: startedAt = reader.date()
+            case .finishedAt: finishedAt = reader.date()
+            case .nextAttemptAt: nextAttemptAt = reader.date()
+            case .waitingSince: waitingSince = reader.date()
+            case .allowFailure:
                 guard let value = reader.bool() else { return nil }
                 allowFailure = value
-            case "when":
+            case .when:
                 guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return nil }
                 when = value
-            default:
-                return nil
             }
             if reader.failed { return nil }
         }
@@ -103,6 +103,18 @@ extension RecordJSON {
         record.allowFailure = allowFailure
         record.when = when
         return record
+    }
+}
+
+/// The members of a stored job record, in the order `RecordJSON.encode` writes them; each
+/// case is named as its member.
+private enum JobMember: CaseIterable {
+    case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
+    case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
+    case allowFailure, when
+
+    static let names: [(utf8: [UInt8], member: JobMember)] = allCases.map {
+        (Array(String(describing: $0).utf8), $0)
     }
 }
 
@@ -165,6 +177,29 @@ private struct FlatJSONReader {
     private mutating func fail<Value>() -> Value? {
         failed = true
         return nil
+    }
+
+    /// A member name of a job record, compared as bytes (no `String` made): the one at `next`
+    /// in ``JobMember/names`` first, then the others; `next` moves past the one found. Nil for
+    /// a name it does not know or one with an escape in it.
+    fileprivate mutating func member(expecting next: inout Int) -> JobMember? {
+        guard take(UInt8(ascii: "\"")) else { return fail() }
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+            index += 1
+        }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return fail() }
+        let name = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        index += 1
+        let names = JobMember.names
+        for offset in 0..<names.count {
+            let candidate = (next + offset) % names.count
+            if names[candidate].utf8.count == name.count, names[candidate].utf8.elementsEqual(name) {
+                next = candidate + 1
+                return names[candidate].member
+            }
+        }
+        return fail()
     }
 
     mutating func string() -> String? {
