@@ -61,7 +61,9 @@ extension RecordJSON {
         while !reader.take(UInt8(ascii: "}")) {
             if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
             first = false
-            guard let name = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else { return nil }
+            guard let name = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else {
+                return nil
+            }
             if reader.takeNull() { continue }
             switch name {
             case .jobID: jobID = reader.string()
@@ -288,23 +290,30 @@ private struct FlatJSONReader {
         return take(UInt8(ascii: "]")) ? values : fail()
     }
 
-    /// An integer as JSON writes one: an optional minus sign, then digits (at most 18, so
-    /// that it cannot overflow).
+    /// An integer as JSON writes one: an optional minus sign, then digits; nil when it does not
+    /// fit an `Int` or has a fraction or an exponent.
     mutating func integer() -> Int? {
         skipSpace()
         let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
         let start = index
+        // Summed on the negative side, which also holds Int.min.
         var value = 0
-        while index < bytes.count, index - start < 19, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-            value = value * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, under) = times.subtractingReportingOverflow(Int(bytes[index] - UInt8(ascii: "0")))
+            guard !overflow, !under else { return fail() }
+            value = sum
             index += 1
         }
-        guard index > start, index - start <= 18 else { return fail() }
-        if index < bytes.count, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index]) {
+        guard index > start else { return fail() }
+        if index < bytes.count,
+            [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index])
+        {
             return fail()
         }
-        return negative ? -value : value
+        if negative { return value }
+        return value == Int.min ? fail() : -value
     }
 
     /// A JSON number's value.
@@ -313,7 +322,8 @@ private struct FlatJSONReader {
         let start = index
         scan: while index < bytes.count {
             switch bytes[index] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                UInt8(ascii: "."),
                 UInt8(ascii: "e"), UInt8(ascii: "E"):
                 index += 1
             default:
