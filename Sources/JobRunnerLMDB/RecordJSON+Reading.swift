@@ -194,12 +194,20 @@ private struct FlatJSONReader {
         let name = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
         index += 1
         let names = JobMember.names
-        for offset in 0..<names.count {
-            let candidate = (next + offset) % names.count
-            if names[candidate].utf8.count == name.count, names[candidate].utf8.elementsEqual(name) {
-                next = candidate + 1
-                return names[candidate].member
-            }
+        guard let start = name.baseAddress else { return fail() }
+        func matches(_ candidate: Int) -> Bool {
+            names[candidate].utf8.count == name.count
+                && names[candidate].utf8.withUnsafeBytes { known in
+                    known.baseAddress.map { memcmp($0, start, name.count) == 0 } ?? false
+                }
+        }
+        if next < names.count, matches(next) {
+            next += 1
+            return names[next - 1].member
+        }
+        for candidate in names.indices where matches(candidate) {
+            next = candidate + 1
+            return names[candidate].member
         }
         return fail()
     }
