@@ -32,11 +32,13 @@ test: setup test-python
 	$(SWIFT) test
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
 
-# kill -9 at 1,000 jobs (100 kills), lock deletion, a full disk (a 2 MiB tmpfs; skipped with a
-# message where mounting is not allowed) and 200 seeds of damaged databases, against the built
-# binary. Everything it writes goes to temporary directories.
+# kill -9 at 1,000 jobs (100 kills), kill -9 at scale (a 100,000-job plugin run killed 5 times
+# at random moments, then finished: nothing lost, nothing done twice), lock deletion, a full
+# disk (a 2 MiB tmpfs; skipped with a message where mounting is not allowed) and 200 seeds of
+# damaged databases, against the built binary. Everything it writes goes to temporary directories.
 torture: build
-	python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200
+	python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200 \
+		--scale-kills 5
 
 test-python:
 	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml

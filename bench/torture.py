@@ -7,6 +7,13 @@
    job succeeded and wrote its line (nothing lost), no attempt wrote twice and no job wrote
    twice unless an earlier attempt of it was cut short by a kill (nothing done twice), and the
    same job never ran twice at once across runners.
+   At scale (--scale-kills N, 0 by default): a run of --scale-jobs plugin jobs (100,000;
+   testkit.record, which appends "<job> <attempt>" per attempt; chains of 10, maxConcurrent 8,
+   the shape of bench.py's scale row) is killed with SIGKILL N times, each once a random number
+   of attempts (spread over the run) has been recorded, then finished. Checked from the store
+   (`status --json`) and the record: every job succeeded and recorded the attempt the store
+   counts last (nothing lost), no attempt was recorded twice nor one the store does not count
+   (nothing done twice), and no more jobs ran again than the kills cut short (8 each).
 2. Lock deletion: `rm STATE/runner.lock` while a run is live; a second runner must be refused
    (exit 3) and the first must go on alone.
 3. A full disk: the state directory on a 2 MiB tmpfs, a job writing 4 MB; the runner must exit 3
@@ -18,7 +25,7 @@
    a damaged file for an empty history.
 
 Usage: bench/torture.py --jobrunner .build/debug/jobrunner [--jobs 1000] [--kills 100]
-       [--seeds 200] [--only kill,lock,disk,damage]
+       [--scale-kills 5] [--scale-jobs 100000] [--seeds 200] [--only kill,scale,lock,disk,damage]
 The short version (`--short`) runs in `make test`; the long one is `make torture`.
 Exit status 0 when every check held; the figures are printed either way.
 """
@@ -125,6 +132,93 @@ def kill_torture(binary, jobs, kills, rng):
     print(f"kill -9: {survived} kills survived over {rounds} rounds of {jobs} jobs: "
           f"{lost} lost, {twice} done twice, {same_attempt_twice} attempts that ran twice"
           + ("" if not failures else f"; problems: {failures[:3]}"))
+    return ok
+
+
+def write_scale(root, jobs, record):
+    """`jobs` testkit.record jobs in chains of 10, one pipeline of maxConcurrent 8 (the shape of
+    bench.py's scale row); each attempt appends "<job> <attempt>" to `record`."""
+    os.makedirs(os.path.join(root, "jobs"), exist_ok=True)
+    with open(os.path.join(root, "jobs", "chains.yaml"), "w") as f:
+        f.write("pipelines:\n  p:\n    maxConcurrent: 8\njobs:\n")
+        for i in range(jobs):
+            f.write(f"  job-{i}:\n    pipeline: p\n    plugin: testkit.record\n"
+                    f"    with: {{ file: {json.dumps(record)} }}\n")
+            if i % 10:
+                f.write(f"    needs: [job-{i - 1}]\n")
+
+
+def count_lines(path, counted):
+    """Lines in `path`, reading only what was appended since `counted` = [offset, lines]."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(counted[0])
+            chunk = f.read()
+    except FileNotFoundError:
+        return 0
+    counted[0] += len(chunk)
+    counted[1] += chunk.count(b"\n")
+    return counted[1]
+
+
+def scale_torture(binary, jobs, kills, rng):
+    """A run of `jobs` plugin jobs killed with SIGKILL `kills` times, each time once a random
+    number of attempts (spread over the whole run) has been recorded, plus up to 50 ms; then
+    finished. Checked from the store and the record: every job succeeded, recorded its stored
+    last attempt (nothing lost), no attempt recorded twice, and no more jobs with an earlier
+    attempt than kills could have cut short (8 running per kill)."""
+    root = tempfile.mkdtemp(prefix="jobrunner-torture-scale-")
+    record = os.path.join(root, "attempts.txt")
+    write_scale(root, jobs, record)
+    argv = [binary, "run", "jobs", "--state", "state", "--progress", "none"]
+    targets = sorted(rng.sample(range(jobs // 20, jobs * 9 // 10), kills))
+    counted = [0, 0]
+    killed = 0
+    failures = []
+    started = time.monotonic()
+    for target in targets:
+        runner = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        while runner.poll() is None and count_lines(record, counted) < target:
+            time.sleep(0.02)
+        if runner.poll() is None:
+            time.sleep(rng.uniform(0, 0.05))
+            runner.kill()
+            killed += 1
+        runner.wait()
+        error = runner.stderr.read().decode()
+        runner.stderr.close()
+        if runner.returncode != -signal.SIGKILL:
+            failures.append(f"a run exited {runner.returncode} before its kill: {error[-300:]}")
+            break
+    code, _, err = run(binary, argv[1:], root, timeout=3600)
+    if code != 0:
+        failures.append(f"the last run exited {code}: {err[-300:]}")
+    seconds = time.monotonic() - started
+    states = status_jobs(binary, root)
+    attempts = collections.defaultdict(list)
+    if os.path.exists(record):
+        with open(record) as f:
+            for line in f:
+                job, attempt = line.split()
+                attempts[job].append(int(attempt))
+    lost = twice = earlier = 0
+    for i in range(jobs):
+        job_id = f"job-{i}"
+        job = states.get(job_id, {})
+        recorded = attempts.get(job_id, [])
+        if job.get("state") != "succeeded" or job.get("attempts") not in recorded:
+            lost += 1
+        if len(set(recorded)) != len(recorded) or any(a > job.get("attempts", 0) for a in recorded):
+            twice += 1
+        earlier += len(recorded) > 1
+    unknown = len(set(attempts) - {f"job-{i}" for i in range(jobs)})
+    if earlier > killed * 8:
+        failures.append(f"{earlier} jobs ran more than once, more than {killed} kills of 8 running jobs cut short")
+    ok = lost == 0 and twice == 0 and unknown == 0 and len(states) == jobs and not failures
+    print(f"kill -9 at scale: {jobs:,} plugin jobs, {killed} kills, {seconds:.0f} s in all: {len(states):,} "
+          f"jobs stored, {lost} lost, {twice} done twice, {earlier} run again after a kill cut them short"
+          + ("" if not failures else f"; problems: {failures[:3]}"))
+    shutil.rmtree(root, ignore_errors=True)
     return ok
 
 
@@ -266,8 +360,11 @@ def main():
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--scale-kills", type=int, default=0,
+                        help="also kill a --scale-jobs run this many times (0: not run)")
+    parser.add_argument("--scale-jobs", type=int, default=100_000)
     parser.add_argument("--short", action="store_true", help="60 jobs, 5 kills, 10 seeds")
-    parser.add_argument("--only", default="kill,lock,disk,damage")
+    parser.add_argument("--only", default="kill,scale,lock,disk,damage")
     args = parser.parse_args()
     if args.short:
         args.jobs, args.kills, args.seeds = 60, 5, 10
@@ -277,6 +374,8 @@ def main():
     results = []
     if "kill" in only:
         results.append(kill_torture(binary, args.jobs, args.kills, rng))
+    if "scale" in only and args.scale_kills > 0:
+        results.append(scale_torture(binary, args.scale_jobs, args.scale_kills, rng))
     if "lock" in only:
         results.append(lock_deletion(binary))
     if "disk" in only:

@@ -31,6 +31,8 @@ extension LMDBQueueStore {
             let prefix = StoreKey.runPrefix(runID)
             overview.states.reserveCapacity(overview.run.jobIDs.count)
             if listing(.succeeded, overview.run) { overview.jobs.reserveCapacity(overview.run.jobIDs.count) }
+            // When every job is listed (`--all`, `--json`), each record is read whole at once.
+            let listsEvery = JobState.allCases.allSatisfy { listing($0, overview.run) }
             var listed: [(key: [UInt8], jobID: String)] = []
             try txn.scanInPlace(tables.jobs, prefix: prefix) { key, value throws(LMDBError) in
                 let rest = key[prefix.count...]
@@ -39,7 +41,7 @@ extension LMDBQueueStore {
                 // (and for a record not as `RecordJSON` writes it), read once.
                 var record: JobRecord?
                 let state: JobState
-                if let found = RecordJSON.state(in: value) {
+                if !listsEvery, let found = RecordJSON.state(in: value) {
                     state = found
                 } else {
                     let job = try Self.decodeJob(value, decoder)
@@ -50,7 +52,7 @@ extension LMDBQueueStore {
                 guard listing(state, overview.run) else { return }
                 if record == nil { record = try Self.decodeJob(value, decoder) }
                 overview.jobs[jobID] = record
-                listed.append((Array(key), jobID))
+                if withOutputs { listed.append((Array(key), jobID)) }
             }
             if withOutputs {
                 for (key, jobID) in listed {

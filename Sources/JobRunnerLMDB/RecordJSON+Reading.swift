@@ -56,38 +56,40 @@ extension RecordJSON {
         var when = RunCondition.success
         guard reader.take(UInt8(ascii: "{")) else { return nil }
         var first = true
+        // Members come in the order `encode` writes them: the next one is tried first.
+        var next = 0
         while !reader.take(UInt8(ascii: "}")) {
             if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
             first = false
-            guard let name = reader.string(), reader.take(UInt8(ascii: ":")) else { return nil }
+            guard let name = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else {
+                return nil
+            }
             if reader.takeNull() { continue }
             switch name {
-            case "jobID": jobID = reader.string()
-            case "occurrence": occurrence = reader.string() ?? ""
-            case "pipeline": pipeline = reader.string()
-            case "needs":
+            case .jobID: jobID = reader.string()
+            case .occurrence: occurrence = reader.string() ?? ""
+            case .pipeline: pipeline = reader.string()
+            case .needs:
                 guard let values = reader.strings() else { return nil }
                 needs = values
-            case "maxAttempts": maxAttempts = reader.integer()
-            case "state": state = reader.string().flatMap(JobState.init(rawValue:))
-            case "reason": reasonWords = reader.string()
-            case "attempts": attempts = reader.integer()
-            case "uncountedAttempts": uncounted = reader.integer() ?? 0
-            case "crashedInARow": crashed = reader.integer() ?? 0
-            case "exitCode": exitCode = reader.integer().flatMap { Int32(exactly: $0) }
-            case "firstStartedAt": firstStartedAt = reader.date()
-            case "startedAt": startedAt = reader.date()
-            case "finishedAt": finishedAt = reader.date()
-            case "nextAttemptAt": nextAttemptAt = reader.date()
-            case "waitingSince": waitingSince = reader.date()
-            case "allowFailure":
+            case .maxAttempts: maxAttempts = reader.integer()
+            case .state: state = reader.string().flatMap(JobState.init(rawValue:))
+            case .reason: reasonWords = reader.string()
+            case .attempts: attempts = reader.integer()
+            case .uncountedAttempts: uncounted = reader.integer() ?? 0
+            case .crashedInARow: crashed = reader.integer() ?? 0
+            case .exitCode: exitCode = reader.integer().flatMap { Int32(exactly: $0) }
+            case .firstStartedAt: firstStartedAt = reader.date()
+            case .startedAt: startedAt = reader.date()
+            case .finishedAt: finishedAt = reader.date()
+            case .nextAttemptAt: nextAttemptAt = reader.date()
+            case .waitingSince: waitingSince = reader.date()
+            case .allowFailure:
                 guard let value = reader.bool() else { return nil }
                 allowFailure = value
-            case "when":
+            case .when:
                 guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return nil }
                 when = value
-            default:
-                return nil
             }
             if reader.failed { return nil }
         }
@@ -106,6 +108,18 @@ extension RecordJSON {
     }
 }
 
+/// The members of a stored job record, in the order `RecordJSON.encode` writes them; each
+/// case is named as its member.
+private enum JobMember: CaseIterable {
+    case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
+    case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
+    case allowFailure, when
+
+    static let names: [(utf8: [UInt8], member: JobMember)] = allCases.map {
+        (Array(String(describing: $0).utf8), $0)
+    }
+}
+
 /// A cursor over one flat JSON object's bytes. Each reading method answers nil (and sets
 /// `failed`) when the bytes are not what it reads.
 private struct FlatJSONReader {
@@ -121,7 +135,12 @@ private struct FlatJSONReader {
     }
 
     private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     /// Takes `byte` if it comes next (after white space).
@@ -162,20 +181,54 @@ private struct FlatJSONReader {
         return nil
     }
 
+    /// A member name of a job record, compared as bytes (no `String` made): the one at `next`
+    /// in ``JobMember/names`` first, then the others; `next` moves past the one found. Nil for
+    /// a name it does not know or one with an escape in it.
+    fileprivate mutating func member(expecting next: inout Int) -> JobMember? {
+        guard take(UInt8(ascii: "\"")) else { return fail() }
+        let start = index
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+            index += 1
+        }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return fail() }
+        let name = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        index += 1
+        let names = JobMember.names
+        guard let start = name.baseAddress else { return fail() }
+        func matches(_ candidate: Int) -> Bool {
+            names[candidate].utf8.count == name.count
+                && names[candidate].utf8.withUnsafeBytes { known in
+                    known.baseAddress.map { memcmp($0, start, name.count) == 0 } ?? false
+                }
+        }
+        if next < names.count, matches(next) {
+            next += 1
+            return names[next - 1].member
+        }
+        for candidate in names.indices where matches(candidate) {
+            next = candidate + 1
+            return names[candidate].member
+        }
+        return fail()
+    }
+
     mutating func string() -> String? {
         guard take(UInt8(ascii: "\"")) else { return fail() }
         let start = index
-        // The common case: no escapes, read in one go.
+        // The common case: no escapes, read in one go; ASCII (ids, states, pipelines) needs no
+        // validation, and `String(validating:)` costs more than the rest of the reading.
+        var ascii = true
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
             if bytes[index] < 0x20 { return fail() }
+            if bytes[index] >= 0x80 { ascii = false }
             index += 1
         }
         guard index < bytes.count else { return fail() }
         if bytes[index] == UInt8(ascii: "\"") {
             index += 1
-            return String(
-                validating: UnsafeRawBufferPointer(rebasing: bytes[start..<index - 1]), as: UTF8.self)
-                ?? fail()
+            let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index - 1])
+            if ascii { return String(decoding: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+            return String(validating: text, as: UTF8.self) ?? fail()
         }
         var text = [UInt8](bytes[start..<index])
         while bytes[index] == UInt8(ascii: "\\") {
@@ -245,30 +298,53 @@ private struct FlatJSONReader {
         return take(UInt8(ascii: "]")) ? values : fail()
     }
 
-    /// The bytes of a JSON number.
-    private mutating func number() -> String? {
+    /// An integer as JSON writes one: an optional minus sign, then digits; nil when it does not
+    /// fit an `Int` or has a fraction or an exponent.
+    mutating func integer() -> Int? {
         skipSpace()
+        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
         let start = index
-        while index < bytes.count,
-            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
-                || [
-                    UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"),
-                    UInt8(ascii: "E"),
-                ]
-                .contains(bytes[index])
-        {
+        // Summed on the negative side, which also holds Int.min.
+        var value = 0
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, under) = times.subtractingReportingOverflow(Int(bytes[index] - UInt8(ascii: "0")))
+            guard !overflow, !under else { return fail() }
+            value = sum
             index += 1
         }
         guard index > start else { return fail() }
-        return String(decoding: bytes[start..<index], as: UTF8.self)
+        if index < bytes.count,
+            [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index])
+        {
+            return fail()
+        }
+        if negative { return value }
+        return value == Int.min ? fail() : -value
     }
 
-    mutating func integer() -> Int? {
-        number().flatMap { Int($0) } ?? fail()
+    /// A JSON number's value.
+    private mutating func double() -> Double? {
+        skipSpace()
+        let start = index
+        scan: while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"),
+                UInt8(ascii: "."),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                index += 1
+            default:
+                break scan
+            }
+        }
+        guard index > start else { return fail() }
+        let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        return Double(String(decoding: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self)) ?? fail()
     }
 
     /// A date as `JSONEncoder` writes one by default: seconds since the reference date.
     mutating func date() -> Date? {
-        number().flatMap { Double($0) }.map { Date(timeIntervalSinceReferenceDate: $0) } ?? fail()
+        double().map { Date(timeIntervalSinceReferenceDate: $0) }
     }
 }

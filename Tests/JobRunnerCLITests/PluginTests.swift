@@ -102,6 +102,31 @@ import Testing
         #expect(job("blocked") == ("blocked", "needs:throws"))
     }
 
+    /// `testkit.record`, which the crash test at scale (bench/torture.py) counts attempts with:
+    /// one `JOB ATTEMPT` line per attempt, appended, relative paths from the job's directory.
+    @Test func theRecordHandlerAppendsALinePerAttempt() throws {
+        let workspace = try Workspace(files: [
+            "record.yaml": """
+            pipelines:
+              one: { maxConcurrent: 1 }
+            jobs:
+              first:
+                pipeline: one
+                plugin: testkit.record
+                with: { file: attempts.txt }
+              second:
+                pipeline: one
+                needs: [first]
+                plugin: testkit.record
+                with: { file: attempts.txt }
+            """
+        ])
+        let run = try workspace.run("run", "jobs", "--progress", "none")
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let lines = try String(contentsOfFile: workspace.jobs + "/attempts.txt", encoding: .utf8)
+        #expect(lines == "first 1\nsecond 1\n")
+    }
+
     /// A plugin's retry(after:) and outputs against a shell job's control and outputs files: the
     /// same events, the same delays, the same outputs.
     @Test func pluginRetryAndOutputsMatchAShellJobs() throws {

@@ -20,4 +20,21 @@ import Testing
             #expect(Timestamps.iso(date) == date.formatted(style), "\(date.timeIntervalSince1970)")
         }
     }
+
+    /// The calendar arithmetic `iso` uses agrees with gmtime_r, before 1970 and on leap days too.
+    @Test func civilTimeAgreesWithGmtime() {
+        var moments = [0, -1, -86_400, -86_401, 951_782_400, 951_868_799, 4_102_444_799, -2_208_988_800]
+        for step in -2_000..<6_000 { moments.append(step * 1_234_567 + step % 7) }
+        for moment in moments {
+            var seconds = time_t(moment)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let civil = CivilTime(secondsSince1970: moment)
+            let expected = [
+                Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                Int(parts.tm_hour) * 3600 + Int(parts.tm_min) * 60 + Int(parts.tm_sec),
+            ]
+            #expect([civil.year, civil.month, civil.day, civil.secondOfDay] == expected, "\(moment)")
+        }
+    }
 }

@@ -35,6 +35,19 @@ import Testing
                 == #"{"a":"1","n":2,"list":["x","y"],"map":{"a":"1","b":"2"}}"#)
     }
 
+    /// Text made in place (a date) is written as it is, or null, and separated like any member.
+    @Test func unescapedBytesAreWrittenAsTheyAreOrNull() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.nullable("a", "1")
+        Array("2026-11-22T10:00:00.123Z".utf8).withUnsafeBytes { writer.nullable("at", unescaped: $0) }
+        writer.nullable("none", unescaped: nil)
+        writer.endObject()
+        #expect(
+            String(decoding: writer.bytes, as: UTF8.self)
+                == #"{"a":"1","at":"2026-11-22T10:00:00.123Z","none":null}"#)
+    }
+
     @Test func numbersJSONCannotHoldBecomeNull() {
         var writer = JSONWriter()
         writer.beginArray()

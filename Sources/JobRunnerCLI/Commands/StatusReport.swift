@@ -46,12 +46,14 @@ struct StatusReport {
         self.overview = overview
         self.runnerPID = runnerPID
         let jobs = overview.jobs
+        // Pipelines the run's jobs use, with their running jobs, in one pass over the records;
+        // and declared ones; not the implicit `default` when no job is in it.
         var running: [String: Int] = [:]
-        for record in jobs.values where record.state == .running { running[record.pipeline, default: 0] += 1 }
-        // Pipelines the run's jobs use, and declared ones; not the implicit `default` when no
-        // job is in it.
-        var names = Set(jobs.values.map(\.pipeline)).union(overview.run.pipelineLimits.keys)
-        if !jobs.values.contains(where: { $0.pipeline == PipelineDefinition.defaultName })
+        for record in jobs.values {
+            running[record.pipeline, default: 0] += record.state == .running ? 1 : 0
+        }
+        var names = Set(running.keys).union(overview.run.pipelineLimits.keys)
+        if running[PipelineDefinition.defaultName] == nil
             && (suspended[PipelineDefinition.defaultName]?.suspended ?? 0) == 0
         {
             names.remove(PipelineDefinition.defaultName)
@@ -65,6 +67,7 @@ struct StatusReport {
         // A run no runner works on does not wait for slots: its open jobs start at the next `run`.
         let idle = overview.run.state == .stopped || (overview.run.state == .running && runnerPID == nil)
         var rows: [Row] = []
+        rows.reserveCapacity(jobs.count)
         var unlisted: [JobState: Int] = [:]
         for id in overview.run.jobIDs {
             if let record = jobs[id] {
@@ -246,23 +249,28 @@ struct StatusReport {
         return lines.map(VisibleText.escaped).joined(separator: "\n")
     }
 
-    /// `status --json` (SPEC 5.11), written out in pieces as it is made: one job per line.
+    /// `status --json` (SPEC 5.11), written out in pieces of about 256 KiB as it is made: one
+    /// job per line. Dates are formatted into the output, without a `String` each.
     func writeJSON(_ write: ([UInt8]) -> Void) {
-        func date(_ value: Date?) -> String? { value.map(Timestamps.iso) }
         let run = overview.run
-        var json = JSONWriter(capacity: 64 << 10)
+        var json = JSONWriter(capacity: 320 << 10)
+        func date(_ name: String, _ value: Date?) {
+            guard let value else { return json.nullable(name, unescaped: nil) }
+            Timestamps.withISO(value) { json.nullable(name, unescaped: $0) }
+        }
         json.beginObject()
         json.key("run")
         json.beginObject()
         json.nullable("id", run.id)
         json.nullable("state", run.state.rawValue)
-        json.nullable("startedAt", date(run.startedAt))
-        json.nullable("finishedAt", date(run.finishedAt))
+        date("startedAt", run.startedAt)
+        date("finishedAt", run.finishedAt)
         json.endObject()
         json.newline()
         json.key("jobs")
         json.beginArray()
-        for (index, row) in rows.enumerated() {
+        for index in rows.indices {
+            let row = rows[index]
             let record = row.record
             json.newline()
             json.beginObject()
@@ -272,13 +280,12 @@ struct StatusReport {
             json.nullable("reason", row.reason?.words)
             json.nullable("attempts", record.attempts)
             json.nullable("exitCode", record.exitCode)
-            json.nullable("startedAt", date(record.startedAt))
-            json.nullable("finishedAt", date(record.finishedAt))
-            json.nullable("nextAttemptAt", date(record.nextAttemptAt))
-            json.key("outputs")
-            json.value(.object((overview.outputs[record.jobID] ?? [:]).mapValues(JSONValue.string)))
+            date("startedAt", record.startedAt)
+            date("finishedAt", record.finishedAt)
+            date("nextAttemptAt", record.nextAttemptAt)
+            json.member("outputs", overview.outputs[record.jobID] ?? [:])
             json.endObject()
-            if index % 1_000 == 999 { write(json.drain()) }
+            if json.bytes.count >= 256 << 10 { write(json.drain()) }
         }
         json.endArray()
         json.newline()
@@ -302,8 +309,8 @@ struct StatusReport {
             json.nullable("id", record.jobID)
             json.nullable("lastResult", record.lastResult?.rawValue)
             json.nullable("lastRun", record.lastRunID)
-            json.nullable("lastScheduledAt", date(record.lastScheduled))
-            json.nullable("nextDueAt", date(record.nextDue))
+            date("lastScheduledAt", record.lastScheduled)
+            date("nextDueAt", record.nextDue)
             json.endObject()
         }
         json.endArray()

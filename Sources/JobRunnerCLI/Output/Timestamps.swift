@@ -5,14 +5,20 @@ import Foundation
 enum Timestamps {
     /// `2026-11-22T10:00:00.123Z`.
     static func iso(_ date: Date) -> String {
-        // gmtime_r and digits written in place rather than ISO8601FormatStyle: an events line per
-        // transition, and a `status --json` of 100,000 jobs has 200,000 dates.
+        withISO(date) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the bytes of `iso(date)`, made on the stack: `status --json` of a
+    /// 100,000-job run writes 200,000 dates or more, and a `String` of each cost more than the
+    /// rest of the line.
+    static func withISO<Result>(_ date: Date, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        // The civil date computed and its digits written in place rather than ISO8601FormatStyle
+        // (or gmtime_r): an events line per transition writes one too.
         let since1970 = date.timeIntervalSince1970
-        var seconds = time_t(since1970.rounded(.down))
+        let seconds = Int(since1970.rounded(.down))
         let milliseconds = min(999, Int(((since1970 - Double(seconds)) * 1000).rounded(.down)))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(unsafeUninitializedCapacity: 24) { buffer in
+        let parts = CivilTime(secondsSince1970: seconds)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
             var index = 0
             func put(_ value: Int, _ width: Int) {
                 var rest = max(0, value)
@@ -26,21 +32,21 @@ enum Timestamps {
                 buffer[index] = byte.asciiValue ?? 0
                 index += 1
             }
-            put(Int(parts.tm_year) + 1900, 4)
+            put(parts.year, 4)
             put("-")
-            put(Int(parts.tm_mon) + 1, 2)
+            put(parts.month, 2)
             put("-")
-            put(Int(parts.tm_mday), 2)
+            put(parts.day, 2)
             put("T")
-            put(Int(parts.tm_hour), 2)
+            put(parts.secondOfDay / 3600, 2)
             put(":")
-            put(Int(parts.tm_min), 2)
+            put(parts.secondOfDay / 60 % 60, 2)
             put(":")
-            put(Int(parts.tm_sec), 2)
+            put(parts.secondOfDay % 60, 2)
             put(".")
             put(milliseconds, 3)
             put("Z")
-            return index
+            return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<index]))
         }
     }
 
@@ -77,5 +83,30 @@ enum Timestamps {
         let whole = Int(seconds)
         if whole < 3600 { return String(format: "%dm%02ds", whole / 60, whole % 60) }
         return String(format: "%dh%02dm", whole / 3600, (whole % 3600) / 60)
+    }
+}
+
+/// A moment's UTC calendar date and second of the day, by arithmetic on the days since 1970
+/// (the proleptic Gregorian calendar, as `gmtime_r` and ISO 8601 count).
+struct CivilTime {
+    var year: Int
+    var month: Int
+    var day: Int
+    var secondOfDay: Int
+
+    init(secondsSince1970 seconds: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        secondOfDay = seconds - days * 86_400
+        // Days since 0000-03-01, counted in eras of 400 years (146,097 days each), with the
+        // year starting in March so that a leap day ends it.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
     }
 }

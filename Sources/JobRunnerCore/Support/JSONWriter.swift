@@ -34,6 +34,19 @@ public struct JSONWriter: Sendable {
         if let value { integer(value) } else { self.value(.null) }
     }
 
+    /// A member whose value is `null` when nil, else a string written from `utf8` as it is:
+    /// for text made in place that needs no escape (no quote, backslash or control character),
+    /// such as a formatted date, without making a `String` of it.
+    public mutating func nullable(_ name: String, unescaped utf8: UnsafeRawBufferPointer?) {
+        key(name)
+        guard let utf8 else { return value(.null) }
+        assert(utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     // MARK: Containers
 
     public mutating func beginObject() { open(UInt8(ascii: "{")) }

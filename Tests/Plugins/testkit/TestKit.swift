@@ -123,11 +123,37 @@ struct WhoAmI: PluginHandler {
     }
 }
 
+/// Appends `JOB ATTEMPT` as one line to `file` (relative to the job's working directory), in one
+/// `write` to a file opened for appending, then succeeds: a record of every attempt that ran,
+/// for the crash tests to find a job done twice or lost.
+struct Record: PluginHandler {
+    struct Parameters: Decodable, Sendable {
+        var file: String
+    }
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+    static let name = "record"
+
+    func run(_ context: HandlerContext<Parameters>) async throws -> HandlerResult {
+        let file = context.parameters.file
+        let path = file.hasPrefix("/") ? file : context.workingDirectory + "/" + file
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Failure(description: "cannot open \(path): errno \(errno)") }
+        defer { close(descriptor) }
+        let line = Array("\(context.jobID) \(context.attempt)\n".utf8)
+        let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == line.count else { throw Failure(description: "cannot append to \(path)") }
+        return .succeeded
+    }
+}
+
 @_cdecl("jobrunner_plugin_v1")
 public func jobrunnerPlugin() -> UnsafeRawPointer {
     Plugin.export(
         name: "testkit", version: "0.1.0",
         handlers: [
             Echo.self, Flaky.self, Throws.self, Skip.self, Crash.self, Sleep.self, Chatter.self, WhoAmI.self,
+            Record.self,
         ])
 }
