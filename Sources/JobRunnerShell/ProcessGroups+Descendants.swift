@@ -88,7 +88,7 @@ extension ProcessGroups {
     }
 
     /// Reads up to the buffer's size; the byte count, or -1.
-    private static func readFile(_ path: String, into buffer: inout [UInt8]) -> Int {
+    static func readFile(_ path: String, into buffer: inout [UInt8]) -> Int {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return -1 }
         defer { Glibc.close(fd) }
@@ -106,11 +106,20 @@ extension ProcessGroups {
 
     /// Whether the environment of `pid` holds every entry of `mark`.
     static func isMarked(_ pid: Int32, _ mark: [String]) -> Bool {
-        guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-            !environment.isEmpty
-        else { return false }
-        let variables = Set(environment.split(separator: 0).map(Array.init))
-        return mark.allSatisfy { variables.contains(Array($0.utf8)) }
+        guard let environment = readWholeFile("/proc/\(pid)/environ"), !environment.isEmpty else {
+            return false
+        }
+        let variables = Set(environment.split(separator: 0))
+        return mark.allSatisfy { variables.contains(ArraySlice($0.utf8)) }
+    }
+
+    /// A whole file read with plain system calls, or nil when it cannot be opened; for /proc
+    /// files, whose size `stat` does not tell.
+    private static func readWholeFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        return readAll(fd)
     }
 
     /// The process groups of live processes (this one aside) whose environment holds every
@@ -142,15 +151,18 @@ extension ProcessGroups {
     /// kernel does not offer those files.
     static func children() -> [Int32] {
         var found: [Int32] = []
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
         guard let directory = opendir("/proc/self/task") else { return scannedChildren() }
         defer { closedir(directory) }
+        // Each file is opened relative to the directory: no walk of /proc/self/task per thread.
+        let task = dirfd(directory)
         while let item = readdir(directory) {
             guard let thread = number(item.pointee.d_name) else { continue }
-            let count = readFile("/proc/self/task/\(thread)/children", into: &buffer)
-            if count < 0 { return scannedChildren() }
+            let fd = openat(task, "\(thread)/children", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return scannedChildren() }
+            let buffer = readAll(fd)
+            Glibc.close(fd)
             var value: Int32 = 0
-            for byte in buffer[0..<count] {
+            for byte in buffer {
                 if byte >= 48 && byte <= 57 {
                     value = value &* 10 &+ Int32(byte - 48)
                 } else {
@@ -161,6 +173,24 @@ extension ProcessGroups {
             if value > 0 { found.append(value) }
         }
         return found
+    }
+
+    /// What is left to read from `fd`, with plain system calls; for /proc files, whose size
+    /// `stat` does not tell.
+    private static func readAll(_ fd: Int32) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 4 << 10)
+        var total = 0
+        while true {
+            if total == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(fd, buffer.baseAddress.map { $0 + total }, buffer.count - total)
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            total += count
+        }
+        bytes.removeSubrange(total...)
+        return bytes
     }
 
     private static func scannedChildren() -> [Int32] {

@@ -35,8 +35,11 @@ public struct ProcessGroups: OrphanTerminator {
 
     /// The fields of /proc/PID/stat after the command name: state (field 3) first.
     static func statFields(of pid: Int32) -> [Substring]? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
+        // Plain system calls (open, read, close): the runner reads this at every spawn.
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = readFile("/proc/\(pid)/stat", into: &buffer)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[0..<count], as: UTF8.self)
         // The command name (field 2) may hold spaces and parentheses: fields are counted after
         // its closing parenthesis.
         guard let close = text.lastIndex(of: ")") else { return nil }
