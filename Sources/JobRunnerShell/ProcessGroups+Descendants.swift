@@ -146,18 +146,46 @@ extension ProcessGroups {
         }
     }
 
-    /// The pids of this process's children, from each thread's `/proc/self/task/TID/children`
-    /// (a few small reads, whatever runs on the machine); a scan of every process where the
-    /// kernel does not offer those files.
+    /// Whether orphans re-parented to this subreaper all go to its main thread. Since Linux
+    /// 3.19 the kernel gives them to the first live thread of the subreaper, which is the main
+    /// thread (jobrunner's never ends before the process); before, to whichever thread started
+    /// their ancestor.
+    private static let orphansGoToTheMainThread: Bool = {
+        var names = utsname()
+        guard uname(&names) == 0 else { return false }
+        let release = withUnsafeBytes(of: names.release) {
+            String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        guard numbers.count == 2 else { return false }
+        return numbers[0] > 3 || (numbers[0] == 3 && numbers[1] >= 19)
+    }()
+
+    /// The pids of the children orphans become: the main thread's
+    /// `/proc/self/task/PID/children` where the kernel gives orphans to it (one small read
+    /// after each attempt, whatever runs on the machine), else every thread's; a scan of every
+    /// process where the kernel does not offer those files. Children ``ChildProcess`` spawned
+    /// from other threads may be left out.
+    static func adoptedChildren() -> [Int32] {
+        orphansGoToTheMainThread ? children(ofThreads: [getpid()]) : children()
+    }
+
+    /// The pids of this process's children, from each thread's `/proc/self/task/TID/children`;
+    /// a scan of every process where the kernel does not offer those files.
     static func children() -> [Int32] {
-        var found: [Int32] = []
         guard let directory = opendir("/proc/self/task") else { return scannedChildren() }
         defer { closedir(directory) }
-        // Each file is opened relative to the directory: no walk of /proc/self/task per thread.
-        let task = dirfd(directory)
+        var threads: [Int32] = []
         while let item = readdir(directory) {
-            guard let thread = number(item.pointee.d_name) else { continue }
-            let fd = openat(task, "\(thread)/children", O_RDONLY | O_CLOEXEC)
+            if let thread = number(item.pointee.d_name) { threads.append(thread) }
+        }
+        return children(ofThreads: threads)
+    }
+
+    private static func children(ofThreads threads: [Int32]) -> [Int32] {
+        var found: [Int32] = []
+        for thread in threads {
+            let fd = open("/proc/self/task/\(thread)/children", O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { return scannedChildren() }
             let buffer = readAll(fd)
             Glibc.close(fd)
@@ -219,7 +247,7 @@ extension ProcessGroups {
         // look again until nothing marked is left.
         for _ in 0..<8 {
             let ours = spawnedChildren.withLock { $0 }
-            let orphans = children().filter { !ours.contains($0) }
+            let orphans = adoptedChildren().filter { !ours.contains($0) }
             if orphans.isEmpty { return }
             reap(orphans)
             var groups = Set<Int32>()
@@ -234,7 +262,7 @@ extension ProcessGroups {
             }
         }
         let ours = spawnedChildren.withLock { $0 }
-        reap(children().filter { !ours.contains($0) })
+        reap(adoptedChildren().filter { !ours.contains($0) })
     }
 
     /// Reaps the zombies among `pids`, children of this process that it did not spawn itself:
@@ -257,7 +285,7 @@ extension ProcessGroups {
     /// Reaps every zombie orphan of this process.
     static func reapOrphans() {
         let ours = spawnedChildren.withLock { $0 }
-        reap(children().filter { !ours.contains($0) })
+        reap(adoptedChildren().filter { !ours.contains($0) })
     }
 
     /// A directory entry's name as a positive number, or nil.

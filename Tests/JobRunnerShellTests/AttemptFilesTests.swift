@@ -47,3 +47,31 @@ import Testing
         #expect(left == ["1.log"])
     }
 }
+
+/// The fast reads of /proc the runner does at every attempt agree with the plain ones.
+@Suite struct ProcReadsTests {
+    @Test func startTimeIsTheTwentySecondFieldOfStat() throws {
+        let fields = try #require(ProcessGroups.statFields(of: getpid()))
+        #expect(ProcessGroups().startTime(of: getpid()) == UInt64(fields[19]))
+        #expect(
+            ProcessGroups().startTime(of: getppid())
+                == ProcessGroups.statFields(of: getppid()).flatMap { UInt64($0[19]) })
+    }
+
+    @Test func aProcessMarkedInItsEnvironmentIsFoundAndOneWithoutIsNot() async throws {
+        let mark = ["JOBRUNNER_TEST_MARK=\(UUID().uuidString)"]
+        let child = ChildProcess(
+            program: .path("/bin/sh"), arguments: ["-c", "exec sleep 5"],
+            environment: ["JOBRUNNER_TEST_MARK": String(mark[0].dropFirst(20)), "PATH": "/usr/bin:/bin"],
+            clock: SystemClock())
+        let pid = Latch<Int32?>()
+        let run = Task { await child.run(onSpawn: { pid.set($0) }) }
+        let spawned = try #require(await pid.value)
+        // exec replaces the shell: its environment is the one given, as soon as it runs.
+        #expect(ProcessGroups.isMarked(spawned, mark))
+        #expect(!ProcessGroups.isMarked(spawned, mark + ["JOBRUNNER_TEST_OTHER=1"]))
+        #expect(!ProcessGroups.isMarked(getpid(), mark))
+        run.cancel()
+        _ = await run.value
+    }
+}
