@@ -12,6 +12,9 @@ struct AttemptFiles {
     let controlPath: String
     /// Where needed outputs too long for the environment are written (``NeededOutputs``).
     let neededDirectory: String
+    /// Files a read found missing once the attempt ended: nothing to remove there.
+    private var outputMissing = false
+    private var controlMissing = false
 
     init(directory: String, job: String, attempt: Int) {
         outputPath = "\(directory)/\(job).\(attempt).output"
@@ -26,10 +29,16 @@ struct AttemptFiles {
         unlink(controlPath)
     }
 
-    /// The whole file, or nil when it does not exist; fails past `limit` bytes.
-    private static func read(_ path: String, limit: Int) -> Result<[UInt8]?, OutputsError> {
+    /// The whole file, or nil when it cannot be opened (`missing` when it does not exist);
+    /// fails past `limit` bytes.
+    private static func read(_ path: String, limit: Int, missing: inout Bool) -> Result<
+        [UInt8]?, OutputsError
+    > {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .success(nil) }
+        guard fd >= 0 else {
+            missing = errno == ENOENT
+            return .success(nil)
+        }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
@@ -59,9 +68,9 @@ struct AttemptFiles {
     }
 
     /// The outputs written, or why they are unusable.
-    func readOutputs() -> Result<[String: String], OutputsError> {
+    mutating func readOutputs() -> Result<[String: String], OutputsError> {
         let data: [UInt8]
-        switch Self.read(outputPath, limit: Self.outputLimit) {
+        switch Self.read(outputPath, limit: Self.outputLimit, missing: &outputMissing) {
         case .failure(let error): return .failure(error)
         case .success(nil): return .success([:])
         case .success(let bytes?): data = bytes
@@ -82,10 +91,10 @@ struct AttemptFiles {
     }
 
     /// What the control file asks for; unknown lines are ignored.
-    func readControl() -> (skip: String?, retryAfter: Duration?) {
-        guard case .success(let read) = Self.read(controlPath, limit: 64 << 10), let data = read else {
-            return (nil, nil)
-        }
+    mutating func readControl() -> (skip: String?, retryAfter: Duration?) {
+        guard case .success(let read) = Self.read(controlPath, limit: 64 << 10, missing: &controlMissing),
+            let data = read
+        else { return (nil, nil) }
         var skip: String?
         var retryAfter: Duration?
         for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
@@ -100,6 +109,10 @@ struct AttemptFiles {
         return (skip, retryAfter)
     }
 
-    /// Removes both files once their contents are stored.
-    func remove() { clear() }
+    /// Removes both files once their contents are read, but for those a read found missing
+    /// (the attempt's processes are all gone by then, so none can write them any more).
+    func remove() {
+        if !outputMissing { unlink(outputPath) }
+        if !controlMissing { unlink(controlPath) }
+    }
 }

@@ -151,8 +151,9 @@ public struct ChildProcess: Sendable {
         // Unstructured on purpose: SIGTERM, the grace period and the sweep must run to their end
         // after the caller is cancelled, and in a cancelled task every wait on the clock would end
         // at once. It also keeps swift-subprocess from ever seeing a cancellation, to which it
-        // would answer with a teardown of its own, timed on the real clock.
-        let lifecycle = Task { await self.lifecycle(stop: stop, onSpawn: onSpawn) }
+        // would answer with a teardown of its own, timed on the real clock. Immediate: the spawn
+        // starts on this thread, not after a wait for the pool to pick the task up.
+        let lifecycle = Task.immediate { await self.lifecycle(stop: stop, onSpawn: onSpawn) }
         return await withTaskCancellationHandler {
             await lifecycle.value
         } onCancel: {
@@ -173,9 +174,10 @@ public struct ChildProcess: Sendable {
         // The group's id once the process exists; nil when it could not be started.
         let started = Latch<Int32?>()
         let deadline = timeout.map { clock.now().addingTimeInterval($0.seconds) }
-        async let ended = spawn(started: started, stop: stop, onSpawn: onSpawn)
-        await watch(started: started, stop: stop, deadline: deadline)
-        let result = await ended
+        // The watch is the child task, so the spawn goes ahead on this task at once.
+        async let watched: Void = watch(started: started, stop: stop, deadline: deadline)
+        let result = await spawn(started: started, stop: stop, onSpawn: onSpawn)
+        await watched
         // The sweep: whatever the main process left in its group.
         if let group = await started.value {
             ProcessGroups.reaped(group)
@@ -203,16 +205,20 @@ public struct ChildProcess: Sendable {
     private func watch(started: Latch<Int32?>, stop: Latch<StopReason>, deadline: Date?) async {
         guard let group = await started.value else { return }
         let clock = self.clock
-        let reason = await withTaskGroup(of: Void.self) { timer in
-            if let deadline {
+        let reason: StopReason
+        if let deadline {
+            reason = await withTaskGroup(of: Void.self) { timer in
                 timer.addTask {
                     // Cancelled below when something else comes first.
                     if (try? await clock.sleep(until: deadline)) != nil { stop.set(.timedOut) }
                 }
+                let reason = await stop.value
+                timer.cancelAll()
+                return reason
             }
-            let reason = await stop.value
-            timer.cancelAll()
-            return reason
+        } else {
+            // No timer to race: no task group to make and tear down at every attempt.
+            reason = await stop.value
         }
         if reason != .exited {
             await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
@@ -295,9 +301,10 @@ public struct ChildProcess: Sendable {
         }
         var environment = Environment.inherit
         if let variables = self.environment {
-            var custom: [Environment.Key: String?] = [:]
+            var custom: [Environment.Key: String] = [:]
+            custom.reserveCapacity(variables.count)
             for (key, value) in variables { custom[Environment.Key(stringLiteral: key)] = value }
-            environment = .custom([:]).updating(custom)
+            environment = .custom(custom)
         }
         let result = try await Subprocess.run(
             executable, arguments: Arguments(arguments), environment: environment,

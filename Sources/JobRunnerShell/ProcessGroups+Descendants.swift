@@ -88,7 +88,7 @@ extension ProcessGroups {
     }
 
     /// Reads up to the buffer's size; the byte count, or -1.
-    private static func readFile(_ path: String, into buffer: inout [UInt8]) -> Int {
+    static func readFile(_ path: String, into buffer: inout [UInt8]) -> Int {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return -1 }
         defer { Glibc.close(fd) }
@@ -106,11 +106,20 @@ extension ProcessGroups {
 
     /// Whether the environment of `pid` holds every entry of `mark`.
     static func isMarked(_ pid: Int32, _ mark: [String]) -> Bool {
-        guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ"),
-            !environment.isEmpty
-        else { return false }
-        let variables = Set(environment.split(separator: 0).map(Array.init))
-        return mark.allSatisfy { variables.contains(Array($0.utf8)) }
+        guard let environment = readWholeFile("/proc/\(pid)/environ"), !environment.isEmpty else {
+            return false
+        }
+        let variables = Set(environment.split(separator: 0))
+        return mark.allSatisfy { variables.contains(ArraySlice($0.utf8)) }
+    }
+
+    /// A whole file read with plain system calls, or nil when it cannot be opened; for /proc
+    /// files, whose size `stat` does not tell.
+    private static func readWholeFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        return readAll(fd)
     }
 
     /// The process groups of live processes (this one aside) whose environment holds every
@@ -137,20 +146,51 @@ extension ProcessGroups {
         }
     }
 
-    /// The pids of this process's children, from each thread's `/proc/self/task/TID/children`
-    /// (a few small reads, whatever runs on the machine); a scan of every process where the
-    /// kernel does not offer those files.
+    /// Whether orphans re-parented to this subreaper all go to its main thread. Since Linux
+    /// 3.19 the kernel gives them to the first live thread of the subreaper, which is the main
+    /// thread (jobrunner's never ends before the process); before, to whichever thread started
+    /// their ancestor.
+    private static let orphansGoToTheMainThread: Bool = {
+        var names = utsname()
+        guard uname(&names) == 0 else { return false }
+        let release = withUnsafeBytes(of: names.release) {
+            String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        guard numbers.count == 2 else { return false }
+        return numbers[0] > 3 || (numbers[0] == 3 && numbers[1] >= 19)
+    }()
+
+    /// The pids of the children orphans become: the main thread's
+    /// `/proc/self/task/PID/children` where the kernel gives orphans to it (one small read
+    /// after each attempt, whatever runs on the machine), else every thread's; a scan of every
+    /// process where the kernel does not offer those files. Children ``ChildProcess`` spawned
+    /// from other threads may be left out.
+    static func adoptedChildren() -> [Int32] {
+        orphansGoToTheMainThread ? children(ofThreads: [getpid()]) : children()
+    }
+
+    /// The pids of this process's children, from each thread's `/proc/self/task/TID/children`;
+    /// a scan of every process where the kernel does not offer those files.
     static func children() -> [Int32] {
-        var found: [Int32] = []
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
         guard let directory = opendir("/proc/self/task") else { return scannedChildren() }
         defer { closedir(directory) }
+        var threads: [Int32] = []
         while let item = readdir(directory) {
-            guard let thread = number(item.pointee.d_name) else { continue }
-            let count = readFile("/proc/self/task/\(thread)/children", into: &buffer)
-            if count < 0 { return scannedChildren() }
+            if let thread = number(item.pointee.d_name) { threads.append(thread) }
+        }
+        return children(ofThreads: threads)
+    }
+
+    private static func children(ofThreads threads: [Int32]) -> [Int32] {
+        var found: [Int32] = []
+        for thread in threads {
+            let fd = open("/proc/self/task/\(thread)/children", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return scannedChildren() }
+            let buffer = readAll(fd)
+            Glibc.close(fd)
             var value: Int32 = 0
-            for byte in buffer[0..<count] {
+            for byte in buffer {
                 if byte >= 48 && byte <= 57 {
                     value = value &* 10 &+ Int32(byte - 48)
                 } else {
@@ -161,6 +201,24 @@ extension ProcessGroups {
             if value > 0 { found.append(value) }
         }
         return found
+    }
+
+    /// What is left to read from `fd`, with plain system calls; for /proc files, whose size
+    /// `stat` does not tell.
+    private static func readAll(_ fd: Int32) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 4 << 10)
+        var total = 0
+        while true {
+            if total == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                read(fd, buffer.baseAddress.map { $0 + total }, buffer.count - total)
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            total += count
+        }
+        bytes.removeSubrange(total...)
+        return bytes
     }
 
     private static func scannedChildren() -> [Int32] {
@@ -189,7 +247,7 @@ extension ProcessGroups {
         // look again until nothing marked is left.
         for _ in 0..<8 {
             let ours = spawnedChildren.withLock { $0 }
-            let orphans = children().filter { !ours.contains($0) }
+            let orphans = adoptedChildren().filter { !ours.contains($0) }
             if orphans.isEmpty { return }
             reap(orphans)
             var groups = Set<Int32>()
@@ -204,7 +262,7 @@ extension ProcessGroups {
             }
         }
         let ours = spawnedChildren.withLock { $0 }
-        reap(children().filter { !ours.contains($0) })
+        reap(adoptedChildren().filter { !ours.contains($0) })
     }
 
     /// Reaps the zombies among `pids`, children of this process that it did not spawn itself:
@@ -227,7 +285,7 @@ extension ProcessGroups {
     /// Reaps every zombie orphan of this process.
     static func reapOrphans() {
         let ours = spawnedChildren.withLock { $0 }
-        reap(children().filter { !ours.contains($0) })
+        reap(adoptedChildren().filter { !ours.contains($0) })
     }
 
     /// A directory entry's name as a positive number, or nil.

@@ -35,8 +35,10 @@ public struct ProcessGroups: OrphanTerminator {
 
     /// The fields of /proc/PID/stat after the command name: state (field 3) first.
     static func statFields(of pid: Int32) -> [Substring]? {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = readFile("/proc/\(pid)/stat", into: &buffer)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[0..<count], as: UTF8.self)
         // The command name (field 2) may hold spaces and parentheses: fields are counted after
         // its closing parenthesis.
         guard let close = text.lastIndex(of: ")") else { return nil }
@@ -122,8 +124,24 @@ public struct ProcessGroups: OrphanTerminator {
     /// The start time of a live process (field 22 of /proc/PID/stat, in clock ticks since
     /// boot), recorded beside its pid so a pid the kernel has since reused is told apart.
     public func startTime(of pid: Int32) -> UInt64? {
-        // fields[0] is field 3 (state), so field 22, the start time, is fields[19].
-        guard let fields = Self.statFields(of: pid), fields.count > 19 else { return nil }
-        return UInt64(fields[19])
+        // Read at every spawn: bytes are counted, no text is made. Field 22 is the 20th after
+        // the command name's closing parenthesis.
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = Self.readFile("/proc/\(pid)/stat", into: &buffer)
+        guard count > 0, let close = buffer[0..<count].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        var field = 2
+        var value: UInt64 = 0
+        var digits = 0
+        for byte in buffer[(close + 1)..<count] {
+            if byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") {
+                if field == 22 { break }
+                field += 1
+            } else if field == 22 {
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value &* 10 &+ UInt64(byte - 48)
+                digits += 1
+            }
+        }
+        return field == 22 && digits > 0 ? value : nil
     }
 }

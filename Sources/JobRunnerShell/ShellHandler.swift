@@ -79,14 +79,16 @@ public struct ShellHandler: JobHandler {
             log.finish()
             return AttemptResult(outcome: .failed, reason: "not a shell job")
         }
+        let fresh: Bool
         do {
-            try directories.ensure(request.workDirectory)
+            fresh = try directories.ensure(request.workDirectory)
         } catch {
             return AttemptResult(outcome: .failed, reason: "cannot create \(request.workDirectory): \(error)")
         }
-        let files = AttemptFiles(
+        var files = AttemptFiles(
             directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
-        files.clear()
+        // Only a directory an earlier runner made can hold files left at these paths.
+        if !fresh { files.clear() }
         defer { files.remove() }
         let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
         defer { log.finish() }
@@ -97,7 +99,7 @@ public struct ShellHandler: JobHandler {
             log.appendLine("jobrunner: cannot pass the outputs of needed jobs: \(error)")
             return AttemptResult(outcome: .failed, reason: "cannot pass needed outputs: \(error)")
         }
-        defer { NeededOutputs.remove(files.neededDirectory) }
+        defer { if !outputFiles.isEmpty || !fresh { NeededOutputs.remove(files.neededDirectory) } }
         let child = ChildProcess(
             program: program, arguments: arguments,
             environment: environment(
@@ -158,15 +160,28 @@ extension HandlerSpec {
 /// and a set of every one would grow for as long as the server lives.
 private final class KnownDirectories: Sendable {
     private static let limit = 1_024
-    private let made = Mutex<Set<String>>([])
+    /// Each directory, and whether this process made it.
+    private let made = Mutex<[String: Bool]>([:])
 
-    func ensure(_ path: String) throws {
-        if made.withLock({ $0.contains(path) }) { return }
-        try FileManager.default.createDirectory(
-            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    /// Makes `path` (owner only) when missing; true when this process made it, so that no
+    /// earlier runner can have left files in it. A forgotten directory counts as found.
+    func ensure(_ path: String) throws -> Bool {
+        if let fresh = made.withLock({ $0[path] }) { return fresh }
+        var fresh = mkdir(path, 0o700) == 0
+        if fresh {
+            // Owner only whatever the umask, like createDirectory's attributes below.
+            chmod(path, 0o700)
+        } else if errno != EEXIST {
+            // A missing parent (the state directory's logs), or an error worded by Foundation.
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            fresh = true
+        }
         made.withLock {
             if $0.count >= Self.limit { $0.removeAll(keepingCapacity: true) }
-            $0.insert(path)
+            // Two attempts may race to make it: whichever made it says it is this process's.
+            $0[path] = fresh || $0[path] == true
         }
+        return fresh
     }
 }
