@@ -90,8 +90,7 @@ extension Runner {
 
         /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
         /// timetable says is due now.
-        func start(opening: consuming Decision, unfinished: [(Occurrence, RunSnapshot)]) {
-            var decision = opening
+        func start(opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)]) {
             for (occurrence, snapshot) in unfinished {
                 guard let definition = definition(occurrence.jobID) else { continue }
                 let (scheduler, resumed) = Scheduler.resume(
@@ -393,7 +392,9 @@ extension Runner {
         /// Stores a decision's changes; its effects follow once they are durable. It is held
         /// until ``flushIfDue()`` hands it to the store (at the end of each message).
         func submit(_ decision: Decision) {
-            held.append(decision)
+            // Taken as it is when nothing is held: appending a run's opening (100,000 records)
+            // to an empty decision would copy it.
+            if held.isEmpty { held = decision } else { held.append(decision) }
         }
 
         /// Hands what is held to the store unless the pacing says to wait: for the commit under

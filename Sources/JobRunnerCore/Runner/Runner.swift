@@ -171,7 +171,7 @@ public final class Runner: Sendable {
             metadata: ["run": "\(scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
         let timetable = Timetable(jobs: periodic, records: try store.schedules())
         let pump = Pump(
-            runner: self, main: scheduler, timetable: timetable, online: known.isEmpty,
+            runner: self, main: consume scheduler, timetable: timetable, online: known.isEmpty,
             finishedRuns: FinishedRuns(try store.runs()))
         let background = startBackgroundTasks()
         defer { for task in background { task.cancel() } }

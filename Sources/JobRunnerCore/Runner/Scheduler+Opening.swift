@@ -46,7 +46,11 @@ extension Scheduler {
         var scheduler = Scheduler(
             plan: plan, run: run, jobs: consume records, suspended: suspended, options: options,
             random: random, now: now)
-        opening.append(scheduler.handle(inputs, now: now))
+        let first = scheduler.handle(inputs, now: now)
+        // Exactly: growing an array of 100,000 records by appending would double it.
+        opening.changes.reserveCapacity(opening.changes.count + first.changes.count)
+        opening.effects.reserveCapacity(opening.effects.count + first.effects.count)
+        opening.append(first)
         return (scheduler, opening)
     }
 

@@ -143,7 +143,10 @@ public struct Scheduler {
     /// The jobs that ended badly, in load order: failed (also with `allowFailure`), blocked or
     /// cancelled; what a run's closing summary names.
     public var troubledJobs: [JobRecord] {
-        plan.jobs.compactMap { jobs[$0.id] }.filter { [.failed, .blocked, .cancelled].contains($0.state) }
+        // Filtered as they are looked up: a run of 100,000 jobs must not copy every record.
+        plan.jobs.compactMap { job in
+            jobs[job.id].flatMap { [.failed, .blocked, .cancelled].contains($0.state) ? $0 : nil }
+        }
     }
 
     /// How many jobs are in each state.
