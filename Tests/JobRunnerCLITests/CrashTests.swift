@@ -135,7 +135,7 @@ import Testing
             if runner.terminationReason == .exit && runner.terminationStatus == 0 { return (kills, 0) }
             let status = Pipe()
             guard let reader = start(["status", "--json"], stdout: status) else { return (kills, nil) }
-            let text = status.fileHandleForReading.readDataToEndOfFile()
+            let text = status.fileHandleForReading.readAllBytes()
             reader.waitUntilExit()
             let run = (try? statusJSON(String(decoding: text, as: UTF8.self)))?["run"] as? [String: Any]
             if run?["state"] as? String == "succeeded" { return (kills, 0) }

@@ -251,7 +251,7 @@ import Testing
 func readOnce(_ path: String) async -> String {
     await withCheckedContinuation { continuation in
         Thread {
-            let data = FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data()
+            let data = FileHandle(forReadingAtPath: path)?.readAllBytes() ?? Data()
             continuation.resume(returning: String(decoding: data, as: UTF8.self))
         }.start()
     }

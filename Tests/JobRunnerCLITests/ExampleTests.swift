@@ -63,7 +63,7 @@ import Testing
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = out.fileHandleForReading.readAllBytes()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self)
     }

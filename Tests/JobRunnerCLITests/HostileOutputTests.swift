@@ -65,8 +65,8 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: out.fileHandleForReading.readAllBytes(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readAllBytes(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 3, "\(stdout)\(stderr)")
         #expect(

@@ -36,7 +36,7 @@ import Testing
             process.standardOutput = out
             process.standardError = out
             try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
+            let data = out.fileHandleForReading.readAllBytes()
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: data, as: UTF8.self))
         }

@@ -284,8 +284,8 @@ extension Workspace {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = out.fileHandleForReading.readAllBytes()
+        let stderr = err.fileHandleForReading.readAllBytes()
         process.waitUntilExit()
         return Finished(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),

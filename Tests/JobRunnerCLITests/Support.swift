@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// The built `jobrunner` binary (`make test` builds it before the tests).
@@ -71,8 +72,8 @@ struct Workspace: ~Copyable {
         let err = Pipe()
         let process = try start(arguments, environment: environment, stdout: out, stderr: err)
         // Read both pipes fully before waiting, so a chatty child never blocks on a full pipe.
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = out.fileHandleForReading.readAllBytes()
+        let stderr = err.fileHandleForReading.readAllBytes()
         process.waitUntilExit()
         return Finished(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
@@ -91,6 +92,29 @@ struct Workspace: ~Copyable {
     }
 }
 
+extension FileHandle {
+    /// The next bytes, or nil at the end (or on an error), reading again when a signal
+    /// interrupts the read. Foundation's `availableData` answers an interrupted read with no
+    /// bytes, which looked like the end of a live runner's events to a test, and
+    /// `readDataToEndOfFile` traps on one; the tests share their process with others that
+    /// start and signal children.
+    func readChunk() -> Data? {
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(fileDescriptor, $0.baseAddress, $0.count) }
+            if count > 0 { return Data(bytes[0..<count]) }
+            if count == 0 || errno != EINTR { return nil }
+        }
+    }
+
+    /// Every byte up to the end, as ``readChunk()`` reads them.
+    func readAllBytes() -> Data {
+        var data = Data()
+        while let chunk = readChunk() { data.append(chunk) }
+        return data
+    }
+}
+
 /// Reads a pipe line by line on a thread of its own, so a test can await a line.
 final class LineReader: @unchecked Sendable {
     // @unchecked: `lines` and `waiters` are guarded by `lock`.
@@ -104,8 +128,7 @@ final class LineReader: @unchecked Sendable {
         let thread = Thread { [self] in
             var buffer = Data()
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
+                guard let chunk = handle.readChunk() else { break }
                 buffer.append(chunk)
                 while let newline = buffer.firstIndex(of: 0x0A) {
                     let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
