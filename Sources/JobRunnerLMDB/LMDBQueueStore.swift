@@ -136,8 +136,10 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                 let job = try Self.decodeJob(value, decoder)
                 snapshot.jobs[job.jobID] = job
             }
-            try txn.scan(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
-                let attempt = try Self.decode(AttemptRecord.self, value, decoder)
+            try txn.scanInPlace(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
+                var attempt = RecordJSON.decodeAttempt(value)
+                if attempt == nil { attempt = try Self.decode(AttemptRecord.self, Array(value), decoder) }
+                guard let attempt else { return }
                 snapshot.attempts[attempt.jobID, default: []].append(attempt)
             }
             try txn.scan(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in

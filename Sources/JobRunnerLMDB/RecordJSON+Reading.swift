@@ -61,7 +61,7 @@ extension RecordJSON {
         while !reader.take(UInt8(ascii: "}")) {
             if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
             first = false
-            guard let name = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else {
+            guard let name: JobMember = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else {
                 return nil
             }
             if reader.takeNull() { continue }
@@ -108,9 +108,79 @@ extension RecordJSON {
     }
 }
 
+extension RecordJSON {
+    /// A stored attempt record, or nil when it is not as ``RecordJSON`` writes it (the caller
+    /// falls back to `JSONDecoder`). Resuming a run reads every attempt of it.
+    static func decodeAttempt(_ bytes: UnsafeRawBufferPointer) -> AttemptRecord? {
+        var reader = FlatJSONReader(bytes)
+        var jobID: String?
+        var occurrence = ""
+        var number: Int?
+        var outcome: AttemptOutcome?
+        var startedAt: Date?
+        var finishedAt: Date?
+        var exitCode: Int32?
+        var signal: Int32?
+        var reason: String?
+        var pid: Int32?
+        var pidStartTime: UInt64?
+        var logPath: String?
+        guard reader.take(UInt8(ascii: "{")) else { return nil }
+        var first = true
+        var next = 0
+        while !reader.take(UInt8(ascii: "}")) {
+            if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
+            first = false
+            guard let name: AttemptMember = reader.member(expecting: &next), reader.take(UInt8(ascii: ":"))
+            else { return nil }
+            if reader.takeNull() { continue }
+            switch name {
+            case .jobID: jobID = reader.string()
+            case .occurrence: occurrence = reader.string() ?? ""
+            case .number: number = reader.integer()
+            case .outcome:
+                guard let value = reader.string().flatMap(AttemptOutcome.init(rawValue:)) else { return nil }
+                outcome = value
+            case .startedAt: startedAt = reader.date()
+            case .finishedAt: finishedAt = reader.date()
+            case .exitCode: exitCode = reader.integer().flatMap { Int32(exactly: $0) }
+            case .signal: signal = reader.integer().flatMap { Int32(exactly: $0) }
+            case .reason: reason = reader.string()
+            case .pid: pid = reader.integer().flatMap { Int32(exactly: $0) }
+            case .pidStartTime:
+                guard let value = reader.integer().flatMap({ UInt64(exactly: $0) }) else { return nil }
+                pidStartTime = value
+            case .logPath: logPath = reader.string()
+            }
+            if reader.failed { return nil }
+        }
+        guard reader.atEnd(), let jobID, let number, let startedAt else { return nil }
+        return AttemptRecord(
+            jobID: jobID, occurrence: occurrence, number: number, outcome: outcome, startedAt: startedAt,
+            finishedAt: finishedAt, exitCode: exitCode, signal: signal, reason: reason, pid: pid,
+            pidStartTime: pidStartTime, logPath: logPath)
+    }
+}
+
+/// A record's members as a reader matches them: their names' bytes, in the order
+/// `RecordJSON.encode` writes them.
+private protocol StoredMember {
+    static var names: [(utf8: [UInt8], member: Self)] { get }
+}
+
+/// The members of a stored attempt record, in the order `RecordJSON.encode` writes them.
+private enum AttemptMember: CaseIterable, StoredMember {
+    case jobID, occurrence, number, outcome, startedAt, finishedAt, exitCode, signal, reason, pid
+    case pidStartTime, logPath
+
+    static let names: [(utf8: [UInt8], member: AttemptMember)] = allCases.map {
+        (Array(String(describing: $0).utf8), $0)
+    }
+}
+
 /// The members of a stored job record, in the order `RecordJSON.encode` writes them; each
 /// case is named as its member.
-private enum JobMember: CaseIterable {
+private enum JobMember: CaseIterable, StoredMember {
     case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
     case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
     case allowFailure, when
@@ -184,7 +254,7 @@ private struct FlatJSONReader {
     /// A member name of a job record, compared as bytes (no `String` made): the one at `next`
     /// in ``JobMember/names`` first, then the others; `next` moves past the one found. Nil for
     /// a name it does not know or one with an escape in it.
-    fileprivate mutating func member(expecting next: inout Int) -> JobMember? {
+    fileprivate mutating func member<Member: StoredMember>(expecting next: inout Int) -> Member? {
         guard take(UInt8(ascii: "\"")) else { return fail() }
         let start = index
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
@@ -193,7 +263,7 @@ private struct FlatJSONReader {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return fail() }
         let name = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
         index += 1
-        let names = JobMember.names
+        let names = Member.names
         guard let start = name.baseAddress else { return fail() }
         func matches(_ candidate: Int) -> Bool {
             names[candidate].utf8.count == name.count

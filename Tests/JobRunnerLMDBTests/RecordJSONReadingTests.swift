@@ -72,4 +72,37 @@ import Testing
         let pair = #"{"jobID":"\ud83d\ude80","pipeline":"p","state":"failed","attempts":1}"#
         #expect(read(Array(pair.utf8))?.jobID == "\u{1F680}")
     }
+
+    func readAttempt(_ bytes: [UInt8]) -> AttemptRecord? {
+        bytes.withUnsafeBytes { RecordJSON.decodeAttempt($0) }
+    }
+
+    @Test(arguments: RecordJSONTests.awkward) func readsTheAttemptsTheWriterWrites(text: String) {
+        for date in RecordJSONTests.dates {
+            var full = RecordJSONTests.fullAttempt(text, date: date)
+            full.pidStartTime = 123_456_789
+            #expect(readAttempt(RecordJSON.encode(full)) == full)
+        }
+        let bare = AttemptRecord(jobID: text, number: .min, startedAt: RecordJSONTests.dates[0])
+        #expect(readAttempt(RecordJSON.encode(bare)) == bare)
+        // A start time beyond Int's range is left to JSONDecoder, never read wrong.
+        let huge = RecordJSONTests.fullAttempt(text)
+        let direct = readAttempt(RecordJSON.encode(huge))
+        #expect(direct == nil || direct == huge)
+    }
+
+    @Test func declinesAttemptsItDoesNotKnowAndNeverReadsPastTheEnd() {
+        var attempt = RecordJSONTests.fullAttempt("é \" \\ \u{1F680}")
+        attempt.pidStartTime = 7
+        let bytes = RecordJSON.encode(attempt)
+        for length in 0..<bytes.count {
+            #expect(readAttempt(Array(bytes[..<length])) == nil, "a record cut at \(length) bytes")
+        }
+        let unknown = #"{"jobID":"a","number":1,"startedAt":0,"later":true}"#
+        #expect(readAttempt(Array(unknown.utf8)) == nil)
+        let badOutcome = #"{"jobID":"a","number":1,"outcome":"sleeping","startedAt":0}"#
+        #expect(readAttempt(Array(badOutcome.utf8)) == nil)
+        let noStart = #"{"jobID":"a","number":1}"#
+        #expect(readAttempt(Array(noStart.utf8)) == nil)
+    }
 }
