@@ -412,7 +412,10 @@ extension Runner {
                     freshWait = (
                         until,
                         Task {
-                            try? await Task.sleep(until: until, clock: .continuous)
+                            // Cancelled when the fresh attempts all ended first: no message.
+                            guard (try? await Task.sleep(until: until, clock: .continuous)) != nil else {
+                                return
+                            }
                             mailbox.yield(.paced)
                         }
                     )
