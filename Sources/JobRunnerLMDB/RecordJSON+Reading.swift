@@ -54,23 +54,13 @@ extension RecordJSON {
         var waitingSince: Date?
         var allowFailure = false
         var when = RunCondition.success
-        guard reader.take(UInt8(ascii: "{")) else { return nil }
-        var first = true
-        // Members come in the order `encode` writes them: the next one is tried first.
-        var next = 0
-        while !reader.take(UInt8(ascii: "}")) {
-            if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
-            first = false
-            guard let name: JobMember = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")) else {
-                return nil
-            }
-            if reader.takeNull() { continue }
+        let read = reader.readObject { (name: JobMember, reader: inout FlatJSONReader) -> Bool in
             switch name {
             case .jobID: jobID = reader.string()
             case .occurrence: occurrence = reader.string() ?? ""
             case .pipeline: pipeline = reader.string()
             case .needs:
-                guard let values = reader.strings() else { return nil }
+                guard let values = reader.strings() else { return false }
                 needs = values
             case .maxAttempts: maxAttempts = reader.integer()
             case .state: state = reader.string().flatMap(JobState.init(rawValue:))
@@ -85,16 +75,15 @@ extension RecordJSON {
             case .nextAttemptAt: nextAttemptAt = reader.date()
             case .waitingSince: waitingSince = reader.date()
             case .allowFailure:
-                guard let value = reader.bool() else { return nil }
+                guard let value = reader.bool() else { return false }
                 allowFailure = value
             case .when:
-                guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return nil }
+                guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return false }
                 when = value
             }
-            if reader.failed { return nil }
+            return true
         }
-        guard reader.atEnd(), let jobID, let pipeline, let state, let attempts
-        else { return nil }
+        guard read, let jobID, let pipeline, let state, let attempts else { return nil }
         var record = JobRecord(
             jobID: jobID, occurrence: occurrence, pipeline: pipeline, needs: needs, maxAttempts: maxAttempts,
             state: state, reason: reasonWords.map { JobReason(words: $0, state: state) }, attempts: attempts,
@@ -125,21 +114,15 @@ extension RecordJSON {
         var pid: Int32?
         var pidStartTime: UInt64?
         var logPath: String?
-        guard reader.take(UInt8(ascii: "{")) else { return nil }
-        var first = true
-        var next = 0
-        while !reader.take(UInt8(ascii: "}")) {
-            if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
-            first = false
-            guard let name: AttemptMember = reader.member(expecting: &next), reader.take(UInt8(ascii: ":"))
-            else { return nil }
-            if reader.takeNull() { continue }
+        let read = reader.readObject { (name: AttemptMember, reader: inout FlatJSONReader) -> Bool in
             switch name {
             case .jobID: jobID = reader.string()
             case .occurrence: occurrence = reader.string() ?? ""
             case .number: number = reader.integer()
             case .outcome:
-                guard let value = reader.string().flatMap(AttemptOutcome.init(rawValue:)) else { return nil }
+                guard let value = reader.string().flatMap(AttemptOutcome.init(rawValue:)) else {
+                    return false
+                }
                 outcome = value
             case .startedAt: startedAt = reader.date()
             case .finishedAt: finishedAt = reader.date()
@@ -148,13 +131,13 @@ extension RecordJSON {
             case .reason: reason = reader.string()
             case .pid: pid = reader.integer().flatMap { Int32(exactly: $0) }
             case .pidStartTime:
-                guard let value = reader.integer().flatMap({ UInt64(exactly: $0) }) else { return nil }
+                guard let value = reader.integer().flatMap({ UInt64(exactly: $0) }) else { return false }
                 pidStartTime = value
             case .logPath: logPath = reader.string()
             }
-            if reader.failed { return nil }
+            return true
         }
-        guard reader.atEnd(), let jobID, let number, let startedAt else { return nil }
+        guard read, let jobID, let number, let startedAt else { return nil }
         return AttemptRecord(
             jobID: jobID, occurrence: occurrence, number: number, outcome: outcome, startedAt: startedAt,
             finishedAt: finishedAt, exitCode: exitCode, signal: signal, reason: reason, pid: pid,
@@ -254,6 +237,25 @@ private struct FlatJSONReader {
     /// A member name of a job record, compared as bytes (no `String` made): the one at `next`
     /// in ``JobMember/names`` first, then the others; `next` moves past the one found. Nil for
     /// a name it does not know or one with an escape in it.
+    /// Reads one object to its end, handing each member that is not `null` to `body`, which
+    /// reads its value; false when the bytes are not such an object or `body` declines.
+    /// Members come in the order `RecordJSON.encode` writes them: the next one is tried first.
+    fileprivate mutating func readObject<Member: StoredMember>(
+        _ body: (Member, inout FlatJSONReader) -> Bool
+    ) -> Bool {
+        guard take(UInt8(ascii: "{")) else { return false }
+        var first = true
+        var next = 0
+        while !take(UInt8(ascii: "}")) {
+            if !first { guard take(UInt8(ascii: ",")) else { return false } }
+            first = false
+            guard let name: Member = member(expecting: &next), take(UInt8(ascii: ":")) else { return false }
+            if takeNull() { continue }
+            guard body(name, &self), !failed else { return false }
+        }
+        return atEnd()
+    }
+
     fileprivate mutating func member<Member: StoredMember>(expecting next: inout Int) -> Member? {
         guard take(UInt8(ascii: "\"")) else { return fail() }
         let start = index
