@@ -329,7 +329,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
         // fast job's start and end often share a batch.
         // Last first: the submissions in reverse, each one's changes in reverse (not flattened
         // into one array, which would copy every change of a run's opening).
-        let changes = batch.reversed().lazy.flatMap { $0.changes.reversed() }
+        let changes = batch.reversed().lazy.flatMap { $0.changes.reversed() }.flatMap(OneRowChanges.init)
         var written = Set<Row>(minimumCapacity: min(batch.reduce(0) { $0 + $1.changes.count }, 1 << 16))
         var pruned: [String] = []
         var failure: (any Error)?
@@ -372,6 +372,24 @@ private final class GroupCommitWriter: @unchecked Sendable {
     }
 }
 
+/// A change as changes of one row each, last first: a new run's jobs (`putNewJobs`) are as many
+/// `putJob`s, made one at a time as they are written.
+private struct OneRowChanges: RandomAccessCollection {
+    let change: StoreChange
+
+    init(_ change: StoreChange) { self.change = change }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int {
+        if case .putNewJobs(let jobs) = change { jobs.count } else { 1 }
+    }
+
+    subscript(position: Int) -> StoreChange {
+        guard case .putNewJobs(let jobs) = change else { return change }
+        return .putJob(runID: jobs.runID, jobs[jobs.endIndex - 1 - position])
+    }
+}
+
 /// A row of one table, to tell repeated writes in a batch apart.
 private struct Row: Hashable {
     let dbi: MDB_dbi
@@ -406,6 +424,8 @@ extension GroupCommitWriter {
         case .deleteRequest(let runID, let id): (tables.requests, StoreKey.request(runID: runID, id: id))
         case .putSchedule(let record): (tables.schedules, StoreKey.schedule(record.jobID))
         case .deleteRun(let runID): (tables.runs, StoreKey.run(runID))
+        // Many rows, written one by one as `putJob` (`write`); never placed as one.
+        case .putNewJobs(let jobs): (tables.jobs, StoreKey.runPrefix(jobs.runID))
         }
     }
 
@@ -422,6 +442,7 @@ extension GroupCommitWriter {
         case .deleteRequest: nil
         case .putSchedule(let record): Array(try encoder.encode(record))
         case .deleteRun: nil
+        case .putNewJobs: throw StoreError(.io, "a run's new jobs are written one row at a time")
         }
     }
 }

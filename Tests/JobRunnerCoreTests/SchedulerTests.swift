@@ -93,6 +93,21 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         #expect(driver.state("c") == .pending)
     }
 
+    /// A large run's opening is one change and one event effect for all its jobs (made as they
+    /// are stored and reported), plus what starts: holding one of each per job cost about 400
+    /// bytes a job at the peak of a 100,000-job run's memory.
+    @Test func aRunsOpeningDoesNotGrowWithItsJobs() {
+        let jobs = (0..<1_000).map { planJob("j\($0)", needs: $0 == 0 ? [] : ["j\($0 - 1)"]) }
+        let driver = SchedulerDriver(jobs)
+        #expect(driver.started == ["j0"])
+        #expect(driver.last.changes.count <= 5, "\(driver.last.changes.count) changes")
+        #expect(driver.last.effects.count <= 3, "\(driver.last.effects.count) effects")
+        let events = driver.last.events
+        #expect(events.count == 1_001)
+        #expect(events.prefix(2).map { "\($0.kind.rawValue) \($0.job ?? "")" } == ["queued j0", "queued j1"])
+        #expect(events.last.map { "\($0.kind.rawValue) \($0.job ?? "")" } == "started j0")
+    }
+
     @Test func aJobStartsWhenItsLastNeedSucceeds() {
         var driver = SchedulerDriver([planJob("a"), planJob("b"), planJob("c", needs: ["a", "b"])])
         driver.succeed("a")

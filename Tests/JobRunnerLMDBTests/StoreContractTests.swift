@@ -56,6 +56,37 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible {
         #expect(try store.requests(runID: "R").map(\.id) == [2])
     }
 
+    /// A new run's jobs are stored as one change that makes their records as they are written;
+    /// a later write to one of them in the same batch (a job that starts at once) still wins.
+    @Test(arguments: StoreKind.allCases)
+    func aNewRunsJobsAreStoredFromOneChange(kind: StoreKind) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        let plan = RunPlan(
+            jobs: [
+                RunPlan.Job(id: "a", retry: RetryPolicy(attempts: 3)),
+                RunPlan.Job(id: "b", needs: ["a"], allowFailure: true),
+                RunPlan.Job(id: "off", enabled: false),
+            ], pipelines: [])
+        let run = RunRecord(
+            id: "R", state: .running, startedAt: start, jobIDs: ["a", "b", "off"], runnerPID: 1)
+        let new = NewJobRecords(runID: "R", plan: plan, now: start)
+        try await store.commit([
+            .putRun(run), .setCurrentRun("R"), .putNewJobs(new),
+            .putJob(runID: "R", JobRecord(jobID: "a", pipeline: "default", state: .running, attempts: 1)),
+        ])
+        let snapshot = try #require(try store.currentSnapshot())
+        #expect(snapshot.jobs["a"]?.state == .running, "the later write wins")
+        #expect(snapshot.jobs["b"] == new[1])
+        #expect(snapshot.jobs["b"]?.needs == ["a"])
+        #expect(snapshot.jobs["b"]?.allowFailure == true)
+        #expect(snapshot.jobs["off"]?.state == .skipped)
+        #expect(snapshot.jobs["off"]?.reason == .ended(.disabled))
+        #expect(snapshot.jobs.count == 3)
+        #expect(new.events.map(\.kind) == [.queued, .queued, .skipped])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func storesAndReadsBackEveryRecordKind(kind: StoreKind) async throws {
         let directory = try temporaryDirectory()

@@ -92,6 +92,9 @@ public struct RunPlan: Sendable {
     /// The job with this id.
     public func job(_ id: String) -> Job? { indexByID[id].map { jobs[$0] } }
 
+    /// Its index in ``jobs``.
+    func position(of id: String) -> Int? { indexByID[id] }
+
     /// Its position in load order: ties between equal priorities go to the lower one.
     public func order(of id: String) -> Int { indexByID[id] ?? Int.max }
 

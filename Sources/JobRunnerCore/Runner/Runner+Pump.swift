@@ -476,6 +476,8 @@ extension Runner {
                 switch effect {
                 case .emit(let event):
                     runner.observer.record(event)
+                case .emitNewJobs(let jobs):
+                    for event in jobs.events { runner.observer.record(event) }
                 case .startAttempt(let order):
                     guard stopSignal == nil, let job = definition(order.jobID) else {
                         // Decided before the stop, never begun.

@@ -17,40 +17,16 @@ extension Scheduler {
         // An occurrence is a run of its own, but `status` and the next `run` look first at the
         // run of the one-shot jobs.
         opening.changes = occurrence == nil ? [.putRun(run), .setCurrentRun(runID)] : [.putRun(run)]
-        // Sized once: a run of 100,000 jobs opens with as many records and events.
-        opening.changes.reserveCapacity(opening.changes.count + plan.jobs.count)
-        opening.effects.reserveCapacity(plan.jobs.count)
-        var records: [String: JobRecord] = [:]
-        records.reserveCapacity(plan.jobs.count)
-        for job in plan.jobs {
-            var record = JobRecord(
-                jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
-            record.allowFailure = job.allowFailure
-            record.when = job.when
-            if job.enabled {
-                opening.effects.append(.emit(RunEvent(time: now, run: runID, job: job.id, kind: .queued)))
-            } else {
-                record.state = .skipped
-                record.reason = .ended(.disabled)
-                record.finishedAt = now
-                opening.effects.append(
-                    .emit(
-                        RunEvent(
-                            time: now, run: runID, job: job.id, kind: .skipped,
-                            reason: EndReason.disabled.words)))
-            }
-            records[job.id] = record
-            opening.changes.append(.putJob(runID: runID, record))
-        }
-        // Consumed, so the scheduler's first change to a record does not copy the whole table.
+        // One change and one effect for every job: made from the plan as they are stored and
+        // reported, not held as 100,000 of each in a large run.
+        let new = NewJobRecords(runID: runID, plan: plan, now: now)
+        opening.changes.append(.putNewJobs(new))
+        opening.effects.append(.emitNewJobs(new))
         var scheduler = Scheduler(
-            plan: plan, run: run, jobs: consume records, suspended: suspended, options: options,
+            plan: plan, run: run, jobs: JobTable(plan: plan, new: new), suspended: suspended,
+            options: options,
             random: random, now: now)
-        let first = scheduler.handle(inputs, now: now)
-        // Exactly: growing an array of 100,000 records by appending would double it.
-        opening.changes.reserveCapacity(opening.changes.count + first.changes.count)
-        opening.effects.reserveCapacity(opening.effects.count + first.effects.count)
-        opening.append(first)
+        opening.append(scheduler.handle(inputs, now: now))
         return (scheduler, opening)
     }
 

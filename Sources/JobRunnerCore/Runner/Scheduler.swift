@@ -25,7 +25,7 @@ public struct Scheduler {
     private let options: SchedulerOptions
     /// The run as stored.
     public private(set) var run: RunRecord
-    private var jobs: [String: JobRecord]
+    private var jobs: JobTable
     /// The attempt record of each running job, from its start to its end.
     private var attempts: [String: AttemptRecord] = [:]
     /// Running attempts whose pid is not stored yet: it rides with the next commit.
@@ -62,18 +62,28 @@ public struct Scheduler {
         outputs: [String: [String: String]] = [:], suspended: [String: Int] = [:], options: SchedulerOptions,
         random: any RandomSource, now: Date
     ) {
+        self.init(
+            plan: plan, run: run, jobs: JobTable(plan: plan, records: jobs), attempts: attempts,
+            outputs: outputs,
+            suspended: suspended, options: options, random: random, now: now)
+    }
+
+    init(
+        plan: RunPlan, run: RunRecord, jobs: consuming JobTable, attempts: [String: [AttemptRecord]] = [:],
+        outputs: [String: [String: String]] = [:], suspended: [String: Int] = [:], options: SchedulerOptions,
+        random: any RandomSource, now: Date
+    ) {
         self.plan = plan
         self.options = options
         self.run = run
+        // Consumed: a copy kept here would make the first write to a record copy the table.
         self.jobs = jobs
         self.outputs = outputs
         self.random = AnyRandomSource(random)
         self.lanes = PipelineLanes(plan: plan, maxRunning: options.maxRunning, suspended: suspended)
         for job in plan.jobs {
-            guard var record = jobs[job.id] else { continue }
+            guard var record = self.jobs[job.id] else { continue }
             // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.
-            // Written only when they differ: a write would copy the whole table, which the
-            // caller still holds.
             if record.needs != job.needs || record.maxAttempts != job.retry.attempts
                 || record.pipeline != job.pipeline || record.allowFailure != job.allowFailure
                 || record.when != job.when
@@ -92,8 +102,9 @@ public struct Scheduler {
             lanes.opened(job)
             unmetNeeds[job.id] =
                 job.needs.filter { need in
-                    jobs[need].map { job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds }
-                        != true
+                    self.jobs[need].map {
+                        job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds
+                    } != true
                 }.count
             if record.state == .running {
                 lanes.attemptStarted(job)

@@ -31,6 +31,8 @@ public enum SchedulerInput: Sendable, Hashable {
 public enum Effect: Sendable, Hashable {
     /// Report a transition.
     case emit(RunEvent)
+    /// Report every job of a new run as `queued` (or `skipped` when disabled), in load order.
+    case emitNewJobs(NewJobRecords)
     /// Run an attempt; its spawn and its end come back as inputs.
     case startAttempt(AttemptOrder)
     /// Run the `check` of each named constraint of a job of run `runID`, in order, until one fails.
@@ -96,7 +98,13 @@ public struct Decision: Sendable {
 
     /// The events among the effects, in order.
     public var events: [RunEvent] {
-        effects.compactMap { if case .emit(let event) = $0 { event } else { nil } }
+        effects.flatMap { effect -> [RunEvent] in
+            switch effect {
+            case .emit(let event): [event]
+            case .emitNewJobs(let jobs): Array(jobs.events)
+            default: []
+            }
+        }
     }
 }
 

@@ -35,6 +35,8 @@ public final class InMemoryQueueStore: QueueStore {
                 case .putRun(let run): state.runs[run.id] = run
                 case .setCurrentRun(let id): state.currentRun = id
                 case .putJob(let runID, let job): state.jobs[runID, default: [:]][job.jobID] = job
+                case .putNewJobs(let jobs):
+                    for job in jobs { state.jobs[jobs.runID, default: [:]][job.jobID] = job }
                 case .putAttempt(let runID, let attempt):
                     state.attempts[runID, default: [:]][attempt.jobID, default: [:]][attempt.number] = attempt
                 case .putOutputs(let runID, let jobID, _, let outputs):

@@ -6,6 +6,8 @@ public enum StoreChange: Sendable, Hashable {
     /// Makes a run the one `status`, `logs` and the next `run` look at first.
     case setCurrentRun(String)
     case putJob(runID: String, JobRecord)
+    /// The first record of every job of a new run, made as it is written (``NewJobRecords``).
+    case putNewJobs(NewJobRecords)
     case putAttempt(runID: String, AttemptRecord)
     case putOutputs(runID: String, jobID: String, occurrence: String, [String: String])
     case putPipeline(PipelineRecord)
