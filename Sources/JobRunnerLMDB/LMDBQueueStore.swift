@@ -335,13 +335,17 @@ private final class GroupCommitWriter: @unchecked Sendable {
         var failure: (any Error)?
         do {
             try environment.write { txn throws(LMDBError) in
-                for change in changes {
+                for (change, isNewJob) in changes {
                     if case .deleteRun(let runID) = change {
                         pruned.append(runID)
                         continue
                     }
                     let (dbi, key) = place(of: change, in: tables)
-                    guard written.insert(Row(dbi: dbi, key: key)).inserted else { continue }
+                    let row = Row(dbi: dbi, key: key)
+                    // A new job's row is only looked up, not kept (a large run's opening has
+                    // 100,000): nothing writes to a run before its opening, so no row of the
+                    // batch that comes before it has its key.
+                    guard isNewJob ? !written.contains(row) : written.insert(row).inserted else { continue }
                     let bytes: [UInt8]?
                     do {
                         bytes = try value(of: change, encoder: encoder)
@@ -373,7 +377,7 @@ private final class GroupCommitWriter: @unchecked Sendable {
 }
 
 /// A change as changes of one row each, last first: a new run's jobs (`putNewJobs`) are as many
-/// `putJob`s, made one at a time as they are written.
+/// `putJob`s, made one at a time as they are written, and said to be new jobs.
 private struct OneRowChanges: RandomAccessCollection {
     let change: StoreChange
 
@@ -384,9 +388,9 @@ private struct OneRowChanges: RandomAccessCollection {
         if case .putNewJobs(let jobs) = change { jobs.count } else { 1 }
     }
 
-    subscript(position: Int) -> StoreChange {
-        guard case .putNewJobs(let jobs) = change else { return change }
-        return .putJob(runID: jobs.runID, jobs[jobs.endIndex - 1 - position])
+    subscript(position: Int) -> (change: StoreChange, isNewJob: Bool) {
+        guard case .putNewJobs(let jobs) = change else { return (change, false) }
+        return (.putJob(runID: jobs.runID, jobs[jobs.endIndex - 1 - position]), true)
     }
 }
 

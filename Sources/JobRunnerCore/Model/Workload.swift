@@ -15,7 +15,8 @@ public struct Workload: Sendable {
     /// `secrets:`: names of environment variables whose values are masked wherever jobrunner
     /// writes (SPEC 3.1), sorted, each once.
     public let secrets: [String]
-    private let indexByID: [String: Int]
+    /// Each job's position in `jobs`.
+    let indexByID: [String: Int]
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
     /// (see ``JobGraph/findCycle(in:)``).

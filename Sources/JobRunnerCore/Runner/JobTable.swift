@@ -33,3 +33,24 @@ struct JobTable {
     /// Every record, in load order.
     var values: some Collection<JobRecord> { records.lazy.compactMap { $0 } }
 }
+
+/// How many needs each job of a run still waits for, in plan order (a dictionary by id cost
+/// 6 MB at 100,000 jobs). A final job's count means nothing until it is set again.
+struct NeedCounts {
+    private let plan: RunPlan
+    private var counts: [Int32]
+
+    init(plan: RunPlan) {
+        self.plan = plan
+        self.counts = Array(repeating: 0, count: plan.jobs.count)
+    }
+
+    /// A job's count; 0 for a job the plan does not have, where setting one does nothing.
+    subscript(id: String) -> Int {
+        get { plan.position(of: id).map { Int(counts[$0]) } ?? 0 }
+        set {
+            guard let position = plan.position(of: id) else { return }
+            counts[position] = Int32(clamping: newValue)
+        }
+    }
+}

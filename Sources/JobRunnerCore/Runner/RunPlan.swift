@@ -48,29 +48,51 @@ public struct RunPlan: Sendable {
     public let jobs: [Job]
     /// Pipelines by name; always holds `default`.
     public let pipelines: [String: PipelineDefinition]
-    /// For each job, the jobs that need it, in load order.
-    let dependents: [String: [String]]
+    /// For each job (by position), where its dependents start in `dependentPositions`; one
+    /// more at the end. The jobs that need each job, as positions in load order: a dictionary of
+    /// id arrays cost about 100 bytes a job.
+    private let dependentStarts: [Int32]
+    private let dependentPositions: [Int32]
     private let indexByID: [String: Int]
 
     public init(jobs: [Job], pipelines: [PipelineDefinition]) {
-        self.jobs = jobs
-        self.pipelines = PipelineDefinition.table(pipelines)
         var index: [String: Int] = [:]
         index.reserveCapacity(jobs.count)
-        var dependents: [String: [String]] = [:]
-        dependents.reserveCapacity(jobs.count)
-        for (offset, job) in jobs.enumerated() {
-            index[job.id] = offset
-            for need in job.needs { dependents[need, default: []].append(job.id) }
-        }
+        for (offset, job) in jobs.enumerated() { index[job.id] = offset }
+        self.init(jobs: jobs, pipelines: pipelines, index: index)
+    }
+
+    /// A plan whose `index` already gives each job's position.
+    private init(jobs: [Job], pipelines: [PipelineDefinition], index: [String: Int]) {
+        self.jobs = jobs
+        self.pipelines = PipelineDefinition.table(pipelines)
         self.indexByID = index
-        self.dependents = dependents
+        // Needs the plan does not have (an occurrence's needs among the one-shot jobs) have no
+        // dependents here.
+        var starts = [Int32](repeating: 0, count: jobs.count + 1)
+        for job in jobs {
+            for need in job.needs { if let position = index[need] { starts[position + 1] += 1 } }
+        }
+        for position in jobs.indices { starts[position + 1] += starts[position] }
+        var filled = starts
+        var positions = [Int32](repeating: 0, count: Int(starts[jobs.count]))
+        for (offset, job) in jobs.enumerated() {
+            for need in job.needs {
+                guard let position = index[need] else { continue }
+                positions[Int(filled[position])] = Int32(offset)
+                filled[position] += 1
+            }
+        }
+        self.dependentStarts = starts
+        self.dependentPositions = positions
     }
 
     /// The plan of loaded job files.
     public init(_ workload: Workload) {
+        // The workload's index gives the same positions: shared, not built again.
         self.init(
-            jobs: workload.jobs.map { Job($0, in: workload) }, pipelines: Array(workload.pipelines.values))
+            jobs: workload.jobs.map { Job($0, in: workload) }, pipelines: Array(workload.pipelines.values),
+            index: workload.indexByID)
     }
 
     /// The plan a stored run implies on its own: its graph, pipelines and attempt budgets. Enough
@@ -91,6 +113,12 @@ public struct RunPlan: Sendable {
 
     /// The job with this id.
     public func job(_ id: String) -> Job? { indexByID[id].map { jobs[$0] } }
+
+    /// The jobs that need it, in load order.
+    func dependents(of id: String) -> some RandomAccessCollection<String> {
+        let range = indexByID[id].map { Int(dependentStarts[$0])..<Int(dependentStarts[$0 + 1]) } ?? 0..<0
+        return dependentPositions[range].lazy.map { [jobs] in jobs[Int($0)].id }
+    }
 
     /// Its index in ``jobs``.
     func position(of id: String) -> Int? { indexByID[id] }

@@ -34,7 +34,7 @@ public struct Scheduler {
     private var lanes: PipelineLanes
     private var gate = ConstraintGate()
     /// Per job: needs not yet succeeded or skipped.
-    private var unmetNeeds: [String: Int] = [:]
+    private var unmetNeeds: NeedCounts
     private var finalCount = 0
     private var online = true
     private var stopping = false
@@ -78,6 +78,7 @@ public struct Scheduler {
         self.run = run
         // Consumed: a copy kept here would make the first write to a record copy the table.
         self.jobs = jobs
+        self.unmetNeeds = NeedCounts(plan: plan)
         self.outputs = outputs
         self.random = AnyRandomSource(random)
         self.lanes = PipelineLanes(plan: plan, maxRunning: options.maxRunning, suspended: suspended)
@@ -301,7 +302,7 @@ public struct Scheduler {
 
     private mutating func makeReadyIfDue(_ job: RunPlan.Job, now: Date) {
         guard var record = jobs[job.id], !record.state.isFinal, record.state != .running,
-            unmetNeeds[job.id, default: 0] == 0, !lanes.isDelayed(job.id)
+            unmetNeeds[job.id] == 0, !lanes.isDelayed(job.id)
         else { return }
         if job.when == .failure, !job.needs.contains(where: { jobs[$0]?.failsRun == true }) {
             // A cleanup or notification job with nothing to clean up after (SPEC 3, `when`).
@@ -598,11 +599,11 @@ public struct Scheduler {
 
     /// A job ended in a way that lets its dependents go on: each waits for one need less.
     private mutating func releaseDependents(of id: String, now: Date) {
-        for dependent in plan.dependents[id] ?? [] { releaseNeed(of: dependent, now: now) }
+        for dependent in plan.dependents(of: id) { releaseNeed(of: dependent, now: now) }
     }
 
     private mutating func releaseNeed(of dependent: String, now: Date) {
-        unmetNeeds[dependent, default: 1] -= 1
+        unmetNeeds[dependent] -= 1
         if unmetNeeds[dependent] == 0, let job = plan.job(dependent) { makeReadyIfDue(job, now: now) }
     }
 
@@ -614,7 +615,7 @@ public struct Scheduler {
     }
 
     private mutating func blockDependents(of id: String, now: Date) {
-        block((plan.dependents[id] ?? []).map { ($0, id) }, now: now)
+        block((plan.dependents(of: id)).map { ($0, id) }, now: now)
     }
 
     /// Blocks each job because its need ended badly, and everything that waits on it.
@@ -635,7 +636,7 @@ public struct Scheduler {
             record.finishedAt = now
             commitFinal(record, job: job)
             emit(RunEvent(time: now, run: run.id, job: id, kind: .blocked, reason: record.reason?.words))
-            pending.append(contentsOf: (plan.dependents[id] ?? []).map { ($0, id) })
+            pending.append(contentsOf: (plan.dependents(of: id)).map { ($0, id) })
         }
     }
 
@@ -757,12 +758,12 @@ public struct Scheduler {
     /// Reopens the jobs that were blocked, directly or through others, because of `id`.
     private mutating func reopen(blockedBehind id: String, now: Date) {
         var found: [String] = []
-        var pending = plan.dependents[id] ?? []
+        var pending = Array(plan.dependents(of: id))
         var seen = Set<String>()
         while let job = pending.popLast() {
             guard seen.insert(job).inserted, jobs[job]?.state == .blocked else { continue }
             found.append(job)
-            pending.append(contentsOf: plan.dependents[job] ?? [])
+            pending.append(contentsOf: plan.dependents(of: job))
         }
         reopen(found, now: now)
     }
@@ -788,12 +789,12 @@ public struct Scheduler {
         // ended; they are open again, so it waits for them again.
         let reopened = Set(ids)
         for id in ids {
-            for dependent in plan.dependents[id] ?? [] where !reopened.contains(dependent) {
+            for dependent in plan.dependents(of: id) where !reopened.contains(dependent) {
                 guard let job = plan.job(dependent), job.when.waitsForFinalNeeds,
                     let record = jobs[dependent],
                     !record.state.isFinal, record.state != .running
                 else { continue }
-                unmetNeeds[dependent, default: 0] += 1
+                unmetNeeds[dependent] += 1
                 lanes.unready(job)
             }
         }
