@@ -22,10 +22,7 @@ public struct NewJobRecords: Sendable, Hashable, RandomAccessCollection {
 
     public subscript(position: Int) -> JobRecord {
         let job = jobs[position]
-        var record = JobRecord(
-            jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
-        record.allowFailure = job.allowFailure
-        record.when = job.when
+        var record = JobRecord(pending: job)
         if !job.enabled {
             record.state = .skipped
             record.reason = .ended(.disabled)
@@ -44,4 +41,13 @@ public struct NewJobRecords: Sendable, Hashable, RandomAccessCollection {
 
     /// Every job's event, in load order.
     public var events: some RandomAccessCollection<RunEvent> { indices.lazy.map { event($0) } }
+}
+
+extension JobRecord {
+    /// The record a job of `plan` starts with in a new run (before being skipped if disabled).
+    init(pending job: RunPlan.Job) {
+        self.init(jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: job.retry.attempts)
+        allowFailure = job.allowFailure
+        when = job.when
+    }
 }
