@@ -64,7 +64,6 @@ enum RunMember: CaseIterable, StoredMember {
     static let names: [(utf8: [UInt8], member: RunMember)] = allCases.map {
         (Array(String(describing: $0).utf8), $0)
     }
-
 }
 
 extension FlatJSONReader {
