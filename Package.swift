@@ -111,6 +111,8 @@ let package = Package(
             name: "JobRunnerCLI",
             dependencies: [
                 "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
+                // The plugin worker reads a request's envelope with the plugin API's JSON reader.
+                "JobRunnerPluginAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

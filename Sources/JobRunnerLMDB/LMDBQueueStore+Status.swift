@@ -26,14 +26,25 @@ extension LMDBQueueStore {
         try reading { txn, tables, decoder in
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var overview = RunOverview(
-                run: try decoder.decode(RunRecord.self, from: Data(runBytes)), states: [:], jobs: [:],
+                run: try Self.decodeRun(runBytes, decoder), states: [:], jobs: [:],
                 outputs: [:])
             let prefix = StoreKey.runPrefix(runID)
             overview.states.reserveCapacity(overview.run.jobIDs.count)
             if listing(.succeeded, overview.run) { overview.jobs.reserveCapacity(overview.run.jobIDs.count) }
+            // Asked once per state, not per job (a call copies the run record); an array, as a
+            // state hashes its name.
+            let listed = JobState.allCases.filter { listing($0, overview.run) }
             // When every job is listed (`--all`, `--json`), each record is read whole at once.
-            let listsEvery = JobState.allCases.allSatisfy { listing($0, overview.run) }
-            var listed: [(key: [UInt8], jobID: String)] = []
+            let listsEvery = listed.count == JobState.allCases.count
+            // The run's outputs, read first: most runs have none, and then no listed job needs
+            // looking up.
+            var storedOutputs: [[UInt8]: [UInt8]] = [:]
+            if withOutputs {
+                try txn.scanInPlace(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
+                    storedOutputs[Array(key)] = Array(value)
+                }
+            }
+            var withOutputsListed: [(key: [UInt8], jobID: String)] = []
             try txn.scanInPlace(tables.jobs, prefix: prefix) { key, value throws(LMDBError) in
                 let rest = key[prefix.count...]
                 let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
@@ -49,16 +60,14 @@ extension LMDBQueueStore {
                     state = job.state
                 }
                 overview.states[jobID] = state
-                guard listing(state, overview.run) else { return }
+                guard listed.contains(state) else { return }
                 if record == nil { record = try Self.decodeJob(value, decoder) }
                 overview.jobs[jobID] = record
-                if withOutputs { listed.append((Array(key), jobID)) }
+                if !storedOutputs.isEmpty { withOutputsListed.append((Array(key), jobID)) }
             }
-            if withOutputs {
-                for (key, jobID) in listed {
-                    guard let outputs = try txn.get(tables.outputs, key: key) else { continue }
-                    overview.outputs[jobID] = try Self.decode([String: String].self, outputs, decoder)
-                }
+            for (key, jobID) in withOutputsListed {
+                guard let outputs = storedOutputs[key] else { continue }
+                overview.outputs[jobID] = try Self.decode([String: String].self, outputs, decoder)
             }
             return overview
         }

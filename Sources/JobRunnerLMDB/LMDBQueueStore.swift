@@ -129,7 +129,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     public func snapshot(runID: String) throws(StoreError) -> RunSnapshot? {
         try reading { txn, tables, decoder in
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
-            var snapshot = RunSnapshot(run: try decoder.decode(RunRecord.self, from: Data(runBytes)))
+            var snapshot = RunSnapshot(run: try Self.decodeRun(runBytes, decoder))
             snapshot.jobs.reserveCapacity(snapshot.run.jobIDs.count)
             let prefix = StoreKey.runPrefix(runID)
             try txn.scanInPlace(tables.jobs, prefix: prefix) { _, value throws(LMDBError) in
@@ -155,7 +155,11 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         try reading { txn, tables, decoder in
             var result: [RunRecord] = []
             try txn.scan(tables.runs, prefix: []) { _, value throws(LMDBError) in
-                result.append(try Self.decode(RunRecord.self, value, decoder))
+                if let direct = value.withUnsafeBytes({ RecordJSON.decodeRun($0) }) {
+                    result.append(direct)
+                } else {
+                    result.append(try Self.decode(RunRecord.self, value, decoder))
+                }
             }
             return result
         }
@@ -228,6 +232,13 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     {
         if let record = RecordJSON.decodeJob(bytes) { return record }
         return try decode(JobRecord.self, Array(bytes), decoder)
+    }
+
+    /// A stored run record: read directly when it is as `JSONEncoder` writes it, else by
+    /// `JSONDecoder`, whose error says what is wrong with it.
+    static func decodeRun(_ bytes: [UInt8], _ decoder: JSONDecoder) throws -> RunRecord {
+        if let run = bytes.withUnsafeBytes({ RecordJSON.decodeRun($0) }) { return run }
+        return try decoder.decode(RunRecord.self, from: Data(bytes))
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)

@@ -17,22 +17,29 @@ extension RecordJSON {
     /// `,"state":"` cannot occur inside a string value, where every quote is escaped, so its
     /// first occurrence is the member.
     static func state(in bytes: UnsafeRawBufferPointer) -> JobState? {
-        let member = stateMember
-        guard bytes.count > member.count else { return nil }
-        var index = 0
-        let last = bytes.count - member.count
-        while index <= last {
-            if bytes[index] == member[0], bytes[index + 1] == member[1],
-                member.indices.allSatisfy({ bytes[index + $0] == member[$0] })
-            {
-                let start = index + member.count
-                guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-                return JobState(rawValue: String(decoding: bytes[start..<end], as: UTF8.self))
+        stateMember.withUnsafeBytes { member in
+            guard let base = bytes.baseAddress, let pattern = member.baseAddress, bytes.count > member.count
+            else { return nil }
+            let end = base + bytes.count
+            // From comma to comma (memchr), comparing the member's bytes at each.
+            var next = base
+            while let comma = memchr(next, Int32(UInt8(ascii: ",")), next.distance(to: end)) {
+                let at = UnsafeRawPointer(comma)
+                if at.distance(to: end) < member.count { return nil }
+                if memcmp(at, pattern, member.count) == 0 {
+                    let start = base.distance(to: at) + member.count
+                    guard let close = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                    let name = bytes[start..<close]
+                    return stateNames.first { $0.utf8.elementsEqual(name) }?.state
+                }
+                next = at + 1
             }
-            index += 1
+            return nil
         }
-        return nil
     }
+
+    /// Each state's stored name, to match without making a `String`.
+    private static let stateNames = JobState.allCases.map { (utf8: Array($0.rawValue.utf8), state: $0) }
 
     static func decodeJob(_ bytes: UnsafeRawBufferPointer) -> JobRecord? {
         var reader = FlatJSONReader(bytes)
@@ -147,7 +154,7 @@ extension RecordJSON {
 
 /// A record's members as a reader matches them: their names' bytes, in the order
 /// `RecordJSON.encode` writes them.
-private protocol StoredMember {
+protocol StoredMember {
     static var names: [(utf8: [UInt8], member: Self)] { get }
 }
 
@@ -175,7 +182,7 @@ private enum JobMember: CaseIterable, StoredMember {
 
 /// A cursor over one flat JSON object's bytes. Each reading method answers nil (and sets
 /// `failed`) when the bytes are not what it reads.
-private struct FlatJSONReader {
+struct FlatJSONReader {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private(set) var failed = false
@@ -240,7 +247,7 @@ private struct FlatJSONReader {
     /// Reads one object to its end, handing each member that is not `null` to `body`, which
     /// reads its value; false when the bytes are not such an object or `body` declines.
     /// Members come in the order `RecordJSON.encode` writes them: the next one is tried first.
-    fileprivate mutating func readObject<Member: StoredMember>(
+    mutating func readObject<Member: StoredMember>(
         _ body: (Member, inout FlatJSONReader) -> Bool
     ) -> Bool {
         guard take(UInt8(ascii: "{")) else { return false }
@@ -256,7 +263,7 @@ private struct FlatJSONReader {
         return atEnd()
     }
 
-    fileprivate mutating func member<Member: StoredMember>(expecting next: inout Int) -> Member? {
+    mutating func member<Member: StoredMember>(expecting next: inout Int) -> Member? {
         guard take(UInt8(ascii: "\"")) else { return fail() }
         let start = index
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
@@ -386,7 +393,8 @@ private struct FlatJSONReader {
             value = sum
             index += 1
         }
-        guard index > start else { return fail() }
+        // `01` is not JSON; `JSONDecoder` refuses it.
+        guard index > start, bytes[start] != UInt8(ascii: "0") || index == start + 1 else { return fail() }
         if index < bytes.count,
             [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[index])
         {
@@ -396,23 +404,52 @@ private struct FlatJSONReader {
         return value == Int.min ? fail() : -value
     }
 
-    /// A JSON number's value.
-    private mutating func double() -> Double? {
+    /// A JSON number's value; nil for text JSON does not allow as a number (`+1`, `01`, `1.`),
+    /// which `JSONDecoder` refuses too.
+    mutating func double() -> Double? {
         skipSpace()
         let start = index
-        scan: while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"),
-                UInt8(ascii: "."),
-                UInt8(ascii: "e"), UInt8(ascii: "E"):
-                index += 1
-            default:
-                break scan
-            }
+        guard skipNumber() else { return fail() }
+        let length = index - start
+        // strtod on a copy ended by NUL, without making a `String` (dates are 17 digits or more,
+        // past a `String`'s inline room). A number strtod does not read whole (a locale with a
+        // decimal comma) is declined, for `JSONDecoder` to read.
+        let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { text -> Double? in
+            guard let base = text.baseAddress else { return nil }
+            for offset in 0..<length { text[offset] = CChar(bitPattern: bytes[start + offset]) }
+            text[length] = 0
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtod(base, &end)
+            return end == base + length ? value : nil
         }
-        guard index > start else { return fail() }
-        let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
-        return Double(String(decoding: text.assumingMemoryBound(to: UInt8.self), as: UTF8.self)) ?? fail()
+        return value ?? fail()
+    }
+
+    /// Moves past a number as JSON writes one: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    private mutating func skipNumber() -> Bool {
+        func digits() -> Int {
+            let start = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                index += 1
+            }
+            return index - start
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let leading = index < bytes.count && bytes[index] == UInt8(ascii: "0")
+        let whole = digits()
+        guard whole > 0, !(leading && whole > 1) else { return false }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return false }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard digits() > 0 else { return false }
+        }
+        return true
     }
 
     /// A date as `JSONEncoder` writes one by default: seconds since the reference date.

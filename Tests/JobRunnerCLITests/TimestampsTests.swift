@@ -21,6 +21,23 @@ import Testing
         }
     }
 
+    /// Dates written in a row, many in one second, some before 1970, read as `iso` writes each.
+    @Test func isoWriterWritesWhatIsoWrites() {
+        var dates: [Date] = []
+        for base in [-86_401.25, -1.5, 0, 1_800_000_000.1234] {
+            for step in 0..<2_500 { dates.append(Date(timeIntervalSince1970: base + Double(step) * 0.000_7)) }
+        }
+        dates += dates.reversed()
+        var writer = Timestamps.ISOWriter()
+        for date in dates {
+            var bytes: [UInt8] = []
+            writer.append(date, to: &bytes)
+            #expect(
+                String(decoding: bytes, as: UTF8.self) == Timestamps.iso(date),
+                "\(date.timeIntervalSince1970)")
+        }
+    }
+
     /// The calendar arithmetic `iso` uses agrees with gmtime_r, before 1970 and on leap days too.
     @Test func civilTimeAgreesWithGmtime() {
         var moments = [0, -1, -86_400, -86_401, 951_782_400, 951_868_799, 4_102_444_799, -2_208_988_800]

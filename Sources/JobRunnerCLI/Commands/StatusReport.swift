@@ -28,6 +28,12 @@ struct StatusReport {
     var runnerPID: Int32?
     /// The periodic jobs' schedule records, by job id (SPEC 5.8).
     var schedules: [String: ScheduleRecord] = [:]
+    /// Each pipeline's suspension count, from its record.
+    private let suspensions: [String: Int]
+    /// Whether no runner works on the run, so that its open jobs wait for the next `run`.
+    private let idle: Bool
+    /// Whether rows put their state into words.
+    private let describing: Bool
 
     /// Runs with more jobs than this list only the jobs that did not succeed, unless `--all`.
     static let fullListLimit = 100
@@ -38,8 +44,8 @@ struct StatusReport {
         all || jobCount <= fullListLimit || state != .succeeded
     }
 
-    /// - Parameter describing: whether to put each row's state into words (the table does;
-    ///   JSON does not need them).
+    /// - Parameter describing: whether to make the table's rows, with each state put into
+    ///   words; JSON makes its rows as it writes them (``forEachRow(_:)``).
     init(
         overview: RunOverview, suspended: [String: PipelineRecord], runnerPID: Int32?, describing: Bool = true
     ) {
@@ -65,23 +71,39 @@ struct StatusReport {
                 suspended: suspended[name]?.suspended ?? 0, running: running[name] ?? 0)
         }
         // A run no runner works on does not wait for slots: its open jobs start at the next `run`.
-        let idle = overview.run.state == .stopped || (overview.run.state == .running && runnerPID == nil)
+        idle = overview.run.state == .stopped || (overview.run.state == .running && runnerPID == nil)
+        suspensions = suspended.mapValues(\.suspended)
+        self.describing = describing
+        rows = []
+        guard describing else { return }
         var rows: [Row] = []
         rows.reserveCapacity(jobs.count)
-        var unlisted: [JobState: Int] = [:]
-        for id in overview.run.jobIDs {
-            if let record = jobs[id] {
-                rows.append(
-                    Self.row(
-                        for: record, jobs: jobs, states: overview.states,
-                        suspended: suspended[record.pipeline]?.suspended ?? 0, idle: idle,
-                        describing: describing))
-            } else if let state = overview.states[id] {
-                unlisted[state, default: 0] += 1
+        forEachRow { rows.append($0) }
+        // Counted by position, not in a dictionary: a state hashes its name. `isEmpty` first: a
+        // big finished run lists no job, and a lookup hashes the id.
+        var counts = [Int](repeating: 0, count: JobState.allCases.count)
+        for id in overview.run.jobIDs where jobs.isEmpty || jobs[id] == nil {
+            if let state = overview.states[id], let index = JobState.allCases.firstIndex(of: state) {
+                counts[index] += 1
             }
         }
         self.rows = rows
-        self.unlisted = unlisted
+        for (index, state) in JobState.allCases.enumerated() where counts[index] > 0 {
+            unlisted[state] = counts[index]
+        }
+    }
+
+    /// Calls `body` with the row of each listed job, in the run's order, each state put into
+    /// words when the report is `describing`.
+    func forEachRow(_ body: (Row) -> Void) {
+        let jobs = overview.jobs
+        for id in overview.run.jobIDs {
+            guard let record = jobs[id] else { continue }
+            body(
+                Self.row(
+                    for: record, jobs: jobs, states: overview.states,
+                    suspended: suspensions[record.pipeline] ?? 0, idle: idle, describing: describing))
+        }
     }
 
     private static func row(
@@ -247,75 +269,5 @@ struct StatusReport {
             }
         }
         return lines.map(VisibleText.escaped).joined(separator: "\n")
-    }
-
-    /// `status --json` (SPEC 5.11), written out in pieces of about 256 KiB as it is made: one
-    /// job per line. Dates are formatted into the output, without a `String` each.
-    func writeJSON(_ write: ([UInt8]) -> Void) {
-        let run = overview.run
-        var json = JSONWriter(capacity: 320 << 10)
-        func date(_ name: String, _ value: Date?) {
-            guard let value else { return json.nullable(name, unescaped: nil) }
-            Timestamps.withISO(value) { json.nullable(name, unescaped: $0) }
-        }
-        json.beginObject()
-        json.key("run")
-        json.beginObject()
-        json.nullable("id", run.id)
-        json.nullable("state", run.state.rawValue)
-        date("startedAt", run.startedAt)
-        date("finishedAt", run.finishedAt)
-        json.endObject()
-        json.newline()
-        json.key("jobs")
-        json.beginArray()
-        for index in rows.indices {
-            let row = rows[index]
-            let record = row.record
-            json.newline()
-            json.beginObject()
-            json.nullable("id", record.jobID)
-            json.nullable("pipeline", record.pipeline)
-            json.nullable("state", row.state.rawValue)
-            json.nullable("reason", row.reason?.words)
-            json.nullable("attempts", record.attempts)
-            json.nullable("exitCode", record.exitCode)
-            date("startedAt", record.startedAt)
-            date("finishedAt", record.finishedAt)
-            date("nextAttemptAt", record.nextAttemptAt)
-            json.member("outputs", overview.outputs[record.jobID] ?? [:])
-            json.endObject()
-            if json.bytes.count >= 256 << 10 { write(json.drain()) }
-        }
-        json.endArray()
-        json.newline()
-        json.key("pipelines")
-        json.beginArray()
-        for row in pipelines {
-            json.beginObject()
-            json.nullable("name", row.name)
-            json.nullable("maxConcurrent", row.maxConcurrent)
-            json.nullable("suspended", row.suspended)
-            json.nullable("running", row.running)
-            json.endObject()
-        }
-        json.endArray()
-        json.newline()
-        json.key("periodic")
-        json.beginArray()
-        for record in schedules.values.sorted(by: { $0.jobID < $1.jobID }) {
-            json.newline()
-            json.beginObject()
-            json.nullable("id", record.jobID)
-            json.nullable("lastResult", record.lastResult?.rawValue)
-            json.nullable("lastRun", record.lastRunID)
-            date("lastScheduledAt", record.lastScheduled)
-            date("nextDueAt", record.nextDue)
-            json.endObject()
-        }
-        json.endArray()
-        json.endObject()
-        json.newline()
-        write(json.drain())
     }
 }

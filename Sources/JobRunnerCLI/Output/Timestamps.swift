@@ -14,9 +14,7 @@ enum Timestamps {
     static func withISO<Result>(_ date: Date, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         // The civil date computed and its digits written in place rather than ISO8601FormatStyle
         // (or gmtime_r): an events line per transition writes one too.
-        let since1970 = date.timeIntervalSince1970
-        let seconds = Int(since1970.rounded(.down))
-        let milliseconds = min(999, Int(((since1970 - Double(seconds)) * 1000).rounded(.down)))
+        let (seconds, milliseconds) = wholeSeconds(date)
         let parts = CivilTime(secondsSince1970: seconds)
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
             var index = 0
@@ -47,6 +45,34 @@ enum Timestamps {
             put(milliseconds, 3)
             put("Z")
             return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<index]))
+        }
+    }
+
+    /// A date's whole seconds since 1970 (rounded down) and the milliseconds past them.
+    static func wholeSeconds(_ date: Date) -> (seconds: Int, milliseconds: Int) {
+        let since1970 = date.timeIntervalSince1970
+        let seconds = Int(since1970.rounded(.down))
+        return (seconds, min(999, Int(((since1970 - Double(seconds)) * 1000).rounded(.down))))
+    }
+
+    /// Writes `iso(date)` of many dates into bytes. Dates of the second before share its
+    /// calendar date and time of day, made once: a big run's jobs end hundreds to a second.
+    struct ISOWriter {
+        private var second: Int?
+        /// `2026-11-22T10:00:00.` of `second`.
+        private var head: [UInt8] = []
+
+        mutating func append(_ date: Date, to bytes: inout [UInt8]) {
+            let (seconds, milliseconds) = Timestamps.wholeSeconds(date)
+            if second != seconds {
+                head = withISO(date) { Array($0.dropLast(4)) }
+                second = seconds
+            }
+            bytes.append(contentsOf: head)
+            bytes.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+            bytes.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+            bytes.append(UInt8(ascii: "Z"))
         }
     }
 

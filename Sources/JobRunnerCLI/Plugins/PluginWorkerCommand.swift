@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import JobRunnerPluginAPI
 import JobRunnerPluginHost
 import JobRunnerShell
 
@@ -24,9 +25,9 @@ struct PluginWorkerCommand: ParsableCommand {
         let requests = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
         let replies = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
         guard requests >= 0, replies >= 0 else { throw ExitCode(ExitStatus.stateUnusable) }
-        let null = open("/dev/null", O_RDWR)
+        // Kept open: standard output and error go back to it after every call.
+        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] { dup2(null, fd) }
-        close(null)
 
         let catalog = PluginCatalog(searchPath: [(library as NSString).deletingLastPathComponent])
         let loaded: LoadedPlugin
@@ -38,29 +39,61 @@ struct PluginWorkerCommand: ParsableCommand {
             loaded = plugin
         }
         guard WorkerFrames.write([], to: replies) else { return }
-        let inbox = WorkerInbox(requests: requests)
-        while true {
-            let request = inbox.next()
-            let response = Self.call(loaded, request: request)
+        InputWatch.start(requests)
+        while case .frame(let request) = WorkerFrames.read(from: requests) {
+            let response = Self.call(loaded, request: request, null: null)
             guard WorkerFrames.write(response, to: replies) else { _exit(0) }
         }
+        InputWatch.endGroup()
     }
 
     /// The members of a request the worker reads itself.
-    private struct Envelope: Decodable {
+    struct Envelope: Decodable, Equatable {
         var handler: String
         var log: String?
     }
 
-    /// Calls the handler the request names, its standard output and error in the attempt's log.
-    static func call(_ plugin: LoadedPlugin, request: [UInt8]) -> [UInt8] {
-        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(request)) else {
+    /// Calls the handler the request names, its standard output and error in the attempt's log
+    /// (then `null` again).
+    static func call(_ plugin: LoadedPlugin, request: [UInt8], null: Int32) -> [UInt8] {
+        guard
+            let envelope = Envelope(reading: request)
+                ?? (try? JSONDecoder().decode(Envelope.self, from: Data(request)))
+        else {
             return Array(
                 #"{"status":"failed","message":"the plugin's worker got a request it cannot read"}"#.utf8)
         }
         let log = envelope.log.map(CallOutput.init)
-        defer { log?.restore() }
+        defer { log?.restore(null: null) }
         return plugin.call(handler: envelope.handler, request: request)
+    }
+}
+
+extension PluginWorkerCommand.Envelope {
+    /// The envelope read with the plugin API's strict reader, which reads only what it is sure
+    /// of; nil for anything else (`JSONDecoder` then reads it, or says it cannot).
+    init?(reading request: [UInt8]) {
+        var handler: String?
+        var log: String??
+        let read = request.withUnsafeBytes { bytes in
+            var reader = JSONReader(bytes)
+            let object = reader.object { reader, key in
+                if key.equals("handler") {
+                    guard handler == nil, let value = reader.string() else { return false }
+                    handler = value
+                    return true
+                }
+                if key.equals("log") {
+                    guard log == nil, let value = reader.nullable({ $0.string() }) else { return false }
+                    log = value
+                    return true
+                }
+                return reader.skipValue()
+            }
+            return object && reader.atEnd()
+        }
+        guard read, let handler else { return nil }
+        self.init(handler: handler, log: log ?? nil)
     }
 }
 
@@ -76,19 +109,19 @@ private struct CallOutput {
     init(path: String) {
         self.path = path
         let flags = O_WRONLY | O_APPEND | O_CLOEXEC
-        var fd = open(path, flags)
-        var (createdFile, createdDirectory) = (false, false)
-        if fd < 0 && errno == ENOENT {
-            fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
-            if fd < 0 && errno == ENOENT {
-                createdDirectory = mkdir((path as NSString).deletingLastPathComponent, 0o755) == 0
-                if !createdDirectory {
-                    try? FileManager.default.createDirectory(
-                        atPath: (path as NSString).deletingLastPathComponent,
-                        withIntermediateDirectories: true)
-                }
-                fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
+        // Made here first, as a new attempt's log is; opened as it is when it exists.
+        var fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
+        var (createdFile, createdDirectory) = (fd >= 0, false)
+        if fd < 0 && errno == EEXIST {
+            fd = open(path, flags)
+        } else if fd < 0 && errno == ENOENT {
+            createdDirectory = mkdir((path as NSString).deletingLastPathComponent, 0o755) == 0
+            if !createdDirectory {
+                try? FileManager.default.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent,
+                    withIntermediateDirectories: true)
             }
+            fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
             createdFile = fd >= 0
         }
         self.fd = fd
@@ -100,13 +133,13 @@ private struct CallOutput {
         }
     }
 
-    func restore() {
+    /// Points standard output and error back at `null`; removes the log if the call made it
+    /// and left it empty.
+    func restore(null: Int32) {
         guard fd >= 0 else { return }
         fflush(nil)
-        let null = open("/dev/null", O_WRONLY)
         dup2(null, STDOUT_FILENO)
         dup2(null, STDERR_FILENO)
-        close(null)
         var info = stat()
         if createdFile && fstat(fd, &info) == 0 && info.st_size == 0 {
             unlink(path)
@@ -116,34 +149,27 @@ private struct CallOutput {
     }
 }
 
-/// Reads request frames on a thread of its own, so the worker learns that its input ended
-/// (the runner exited, however it died, or stopped the worker) even in the middle of a call:
-/// it then ends at once, with whatever the handler started in its process group.
-private final class WorkerInbox: @unchecked Sendable {
-    // @unchecked: `frames` is guarded by `condition`.
-    private let condition = NSCondition()
-    private var frames: [[UInt8]] = []
+/// Ends the worker as soon as its input ends (the runner exited, however it died, or stopped the
+/// worker), even in the middle of a call, with whatever the handler started in its process
+/// group. A thread waits for the runner's end of the requests to close, without reading: the
+/// worker reads its requests itself, so a request wakes one thread only.
+private enum InputWatch {
+    /// `POLLRDHUP` (Linux): the other end closed. Glibc's module does not export it.
+    private static let peerClosed: Int16 = 0x2000
 
-    init(requests: Int32) {
-        let thread = Thread { [self] in
-            while case .frame(let frame) = WorkerFrames.read(from: requests) {
-                condition.withLock {
-                    frames.append(frame)
-                    condition.signal()
-                }
-            }
-            // Its own group (the runner starts it so): take along what the handler started.
-            if getpgrp() == getpid() { kill(0, SIGKILL) }
-            _exit(0)
+    static func start(_ requests: Int32) {
+        let thread = Thread {
+            var watched = pollfd(fd: requests, events: peerClosed, revents: 0)
+            // Only the end (or an error) wakes it: requests that arrive are not asked about.
+            while poll(&watched, 1, -1) <= 0 || watched.revents == 0 {}
+            endGroup()
         }
         thread.start()
     }
 
-    /// The next request, waiting for it.
-    func next() -> [UInt8] {
-        condition.withLock {
-            while frames.isEmpty { condition.wait() }
-            return frames.removeFirst()
-        }
+    /// Ends the worker and, when it leads its group (the runner starts it so), the group.
+    static func endGroup() -> Never {
+        if getpgrp() == getpid() { kill(0, SIGKILL) }
+        _exit(0)
     }
 }

@@ -181,8 +181,14 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    /// A JSON string: quote, backslash and control characters escaped, the rest as UTF-8.
     private mutating func quoted(_ value: String) {
+        Self.appendQuoted(value, to: &bytes)
+    }
+
+    /// Appends `value` as a JSON string, as every string of this writer is written: quote,
+    /// backslash and control characters escaped, the rest as UTF-8. For a document whose
+    /// fixed parts are written as bytes made once (`status --json`, a line per job).
+    public static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
