@@ -145,6 +145,67 @@ extension RecordJSON {
     }
 }
 
+extension RecordJSON {
+    /// A stored run record, or nil when it is not as ``RecordJSON`` writes it (the caller falls
+    /// back to `JSONDecoder`). Resuming a 100,000-job run reads its 100,000 ids.
+    static func decodeRun(_ bytes: UnsafeRawBufferPointer) -> RunRecord? {
+        var reader = FlatJSONReader(bytes)
+        var id: String?
+        var state: RunState?
+        var startedAt: Date?
+        var finishedAt: Date?
+        var jobIDs: [String]?
+        var runnerPID: Int32?
+        var pipelineLimits: [String: Int]?
+        var occurrenceOf: String?
+        var scheduledAt: Date?
+        let read = reader.readObject { (name: RunMember, reader: inout FlatJSONReader) -> Bool in
+            switch name {
+            case .id: id = reader.string()
+            case .state: state = reader.string().flatMap(RunState.init(rawValue:))
+            case .startedAt: startedAt = reader.date()
+            case .finishedAt: finishedAt = reader.date()
+            case .jobIDs: jobIDs = reader.strings()
+            case .runnerPID: runnerPID = reader.integer().flatMap { Int32(exactly: $0) }
+            case .pipelineLimits: pipelineLimits = reader.stringIntegers()
+            case .occurrenceOf: occurrenceOf = reader.string()
+            case .scheduledAt: scheduledAt = reader.date()
+            }
+            return true
+        }
+        guard read, let id, let state, let startedAt, let jobIDs, let runnerPID, let pipelineLimits else {
+            return nil
+        }
+        var run = RunRecord(
+            id: id, state: state, startedAt: startedAt, finishedAt: finishedAt, jobIDs: jobIDs,
+            runnerPID: runnerPID, pipelineLimits: pipelineLimits)
+        run.occurrenceOf = occurrenceOf
+        run.scheduledAt = scheduledAt
+        return run
+    }
+
+    private static let outcomeMember = Array(#""outcome":""#.utf8)
+
+    /// Whether a stored attempt record shows an outcome in its bytes, found without reading the
+    /// rest. True for a record as ``RecordJSON`` or `JSONEncoder` writes one with an outcome
+    /// (nil members are left out); false means none was found, and the caller reads the record.
+    ///
+    /// `"outcome":"` cannot occur inside a string value, where every quote is escaped; after a
+    /// `{` or a `,` it is the member.
+    static func hasOutcome(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let member = outcomeMember
+        guard bytes.count > member.count else { return false }
+        for index in 1...(bytes.count - member.count)
+        where bytes[index] == member[0] && bytes[index + 1] == member[1]
+            && (bytes[index - 1] == UInt8(ascii: ",") || bytes[index - 1] == UInt8(ascii: "{"))
+            && member.indices.allSatisfy({ bytes[index + $0] == member[$0] })
+        {
+            return true
+        }
+        return false
+    }
+}
+
 /// A record's members as a reader matches them: their names' bytes, in the order
 /// `RecordJSON.encode` writes them.
 private protocol StoredMember {
@@ -157,6 +218,15 @@ private enum AttemptMember: CaseIterable, StoredMember {
     case pidStartTime, logPath
 
     static let names: [(utf8: [UInt8], member: AttemptMember)] = allCases.map {
+        (Array(String(describing: $0).utf8), $0)
+    }
+}
+
+/// The members of a stored run record, in the order `RecordJSON.encode` writes them.
+private enum RunMember: CaseIterable, StoredMember {
+    case id, state, startedAt, finishedAt, jobIDs, runnerPID, pipelineLimits, occurrenceOf, scheduledAt
+
+    static let names: [(utf8: [UInt8], member: RunMember)] = allCases.map {
         (Array(String(describing: $0).utf8), $0)
     }
 }
@@ -368,6 +438,18 @@ private struct FlatJSONReader {
             values.append(value)
         } while take(UInt8(ascii: ","))
         return take(UInt8(ascii: "]")) ? values : fail()
+    }
+
+    /// An object of integers by name; nil when a name comes twice (left to `JSONDecoder`).
+    mutating func stringIntegers() -> [String: Int]? {
+        guard take(UInt8(ascii: "{")) else { return fail() }
+        var values: [String: Int] = [:]
+        if take(UInt8(ascii: "}")) { return values }
+        repeat {
+            guard let name = string(), take(UInt8(ascii: ":")), let value = integer() else { return fail() }
+            guard values.updateValue(value, forKey: name) == nil else { return fail() }
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}")) ? values : fail()
     }
 
     /// An integer as JSON writes one: an optional minus sign, then digits; nil when it does not
