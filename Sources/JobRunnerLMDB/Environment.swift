@@ -22,6 +22,7 @@ final class Environment: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String
     private(set) var tables = Tables()
+    private var mappedPages: MappedPages?
 
     init(directory: String, mapSize: Int) throws(LMDBError) {
         var env: OpaquePointer?
@@ -55,6 +56,16 @@ final class Environment: @unchecked Sendable {
             throw error
         }
         self.tables = tables
+        mappedPages = MappedPages(dataFile: directory + "/data.mdb")
+    }
+
+    /// Lets go of the data file's pages this process has mapped (see ``MappedPages``); call it
+    /// between write transactions, after one that touched many pages.
+    func releaseMappedPages() {
+        var descriptor: Int32 = -1
+        guard let mappedPages, mdb_env_get_fd(handle, &descriptor) == 0 else { return }
+        // The file holds every page in use: LMDB writes each one at its place.
+        mappedPages.release(length: Int(lseek(descriptor, 0, SEEK_END)))
     }
 
     deinit { mdb_env_close(handle) }

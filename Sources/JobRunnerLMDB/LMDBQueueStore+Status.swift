@@ -26,8 +26,7 @@ extension LMDBQueueStore {
         try reading { txn, tables, decoder in
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var overview = RunOverview(
-                run: try Self.decodeRun(runBytes, decoder), states: [:], jobs: [:],
-                outputs: [:])
+                run: try Self.decodeRun(runBytes, decoder), states: [:], jobs: [:], outputs: [:])
             let prefix = StoreKey.runPrefix(runID)
             overview.states.reserveCapacity(overview.run.jobIDs.count)
             if listing(.succeeded, overview.run) { overview.jobs.reserveCapacity(overview.run.jobIDs.count) }

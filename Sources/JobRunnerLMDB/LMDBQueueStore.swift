@@ -20,7 +20,12 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// Opens (creating if needed) the database in `directory`.
     /// - Throws: ``StoreError`` `.corrupt`, `.newerSchema`, `.unusable` or `.io`, each with
     ///   a message that says what to do.
-    public init(directory: String, mapSize: Int = 8 << 30) throws(StoreError) {
+    public convenience init(directory: String, mapSize: Int = 8 << 30) throws(StoreError) {
+        try self.init(directory: directory, mapSize: mapSize, failsAfterWritingAhead: false)
+    }
+
+    /// - Parameter failsAfterWritingAhead: for the crash tests, see ``GroupCommitWriter``.
+    init(directory: String, mapSize: Int, failsAfterWritingAhead: Bool) throws(StoreError) {
         do {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -37,7 +42,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         } catch {
             throw error.storeError(path: directory)
         }
-        writer = GroupCommitWriter(environment: environment)
+        writer = GroupCommitWriter(environment: environment, failsAfterWritingAhead: failsAfterWritingAhead)
         try checkSchema(heldPages: heldPages)
         writer.start()
     }
@@ -127,7 +132,17 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     }
 
     public func snapshot(runID: String) throws(StoreError) -> RunSnapshot? {
-        try reading { txn, tables, decoder in
+        try snapshot(runID: runID, openAttemptsOnly: false)
+    }
+
+    /// Reads the attempts of the run that have an outcome no further than their bytes: a
+    /// resumed 100,000-job run has up to 100,000 of them, and only the open ones matter.
+    public func resumableSnapshot(runID: String) throws(StoreError) -> RunSnapshot? {
+        try snapshot(runID: runID, openAttemptsOnly: true)
+    }
+
+    private func snapshot(runID: String, openAttemptsOnly: Bool) throws(StoreError) -> RunSnapshot? {
+        let snapshot: RunSnapshot? = try reading { txn, tables, decoder -> RunSnapshot? in
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var snapshot = RunSnapshot(run: try Self.decodeRun(runBytes, decoder))
             snapshot.jobs.reserveCapacity(snapshot.run.jobIDs.count)
@@ -137,9 +152,10 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                 snapshot.jobs[job.jobID] = job
             }
             try txn.scanInPlace(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
+                if openAttemptsOnly, RecordJSON.hasOutcome(value) { return }
                 var attempt = RecordJSON.decodeAttempt(value)
                 if attempt == nil { attempt = try Self.decode(AttemptRecord.self, Array(value), decoder) }
-                guard let attempt else { return }
+                guard let attempt, !openAttemptsOnly || attempt.outcome == nil else { return }
                 snapshot.attempts[attempt.jobID, default: []].append(attempt)
             }
             try txn.scan(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
@@ -149,17 +165,18 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             }
             return snapshot
         }
+        // A large run's pages were all read once; a resuming runner need not keep them mapped.
+        if (snapshot?.jobs.count ?? 0) >= GroupCommitWriter.rowsThatRelease {
+            environment.releaseMappedPages()
+        }
+        return snapshot
     }
 
     public func runs() throws(StoreError) -> [RunRecord] {
         try reading { txn, tables, decoder in
             var result: [RunRecord] = []
-            try txn.scan(tables.runs, prefix: []) { _, value throws(LMDBError) in
-                if let direct = value.withUnsafeBytes({ RecordJSON.decodeRun($0) }) {
-                    result.append(direct)
-                } else {
-                    result.append(try Self.decode(RunRecord.self, value, decoder))
-                }
+            try txn.scanInPlace(tables.runs, prefix: []) { _, value throws(LMDBError) in
+                result.append(try Self.decodeRun(value, decoder))
             }
             return result
         }
@@ -234,11 +251,18 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         return try decode(JobRecord.self, Array(bytes), decoder)
     }
 
-    /// A stored run record: read directly when it is as `JSONEncoder` writes it, else by
-    /// `JSONDecoder`, whose error says what is wrong with it.
-    static func decodeRun(_ bytes: [UInt8], _ decoder: JSONDecoder) throws -> RunRecord {
-        if let run = bytes.withUnsafeBytes({ RecordJSON.decodeRun($0) }) { return run }
-        return try decoder.decode(RunRecord.self, from: Data(bytes))
+    /// A stored run record: read directly when it is as ``RecordJSON`` writes it, else by
+    /// `JSONDecoder` (records of earlier versions).
+    static func decodeRun(_ bytes: UnsafeRawBufferPointer, _ decoder: JSONDecoder) throws(LMDBError)
+        -> RunRecord
+    {
+        if let record = RecordJSON.decodeRun(bytes) { return record }
+        return try decode(RunRecord.self, Array(bytes), decoder)
+    }
+
+    static func decodeRun(_ bytes: [UInt8], _ decoder: JSONDecoder) throws(LMDBError) -> RunRecord {
+        if let record = bytes.withUnsafeBytes({ RecordJSON.decodeRun($0) }) { return record }
+        return try decode(RunRecord.self, bytes, decoder)
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, _ bytes: [UInt8], _ decoder: JSONDecoder)
@@ -253,21 +277,35 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 }
 
 /// The one thread that writes: takes everything submitted while the last commit ran and
-/// commits it in one transaction.
-private final class GroupCommitWriter: @unchecked Sendable {
+/// commits it in one transaction (a large run's opening: see `writeAhead`).
+final class GroupCommitWriter: @unchecked Sendable {
     // @unchecked: `pending`, `closed` and `transactions` are guarded by `condition`.
-    private struct Submission {
+    struct Submission {
         let changes: [StoreChange]
         let completion: @Sendable (Result<Void, StoreError>) -> Void
     }
 
-    private let environment: Environment
+    let environment: Environment
+    /// For the crash tests: the transaction after the rows written ahead fails, as if the
+    /// runner died before it.
+    private let failsAfterWritingAhead: Bool
     private let condition = NSCondition()
     private var pending: [Submission] = []
     private var closed = false
     private var transactions = 0
 
-    init(environment: Environment) { self.environment = environment }
+    /// How often the writer lets go of the data file's mapped pages (``MappedPages``). A
+    /// commit maps about a megabyte: each page it reads maps its 64 KiB neighbourhood too
+    /// (the kernel's fault-around), and a run's rows lie all over the file. A release costs
+    /// tens of microseconds and the page faults after it about as much, against a commit's
+    /// millisecond or more.
+    static let commitsBetweenReleases = 4
+    static let rowsThatRelease = 4096
+
+    init(environment: Environment, failsAfterWritingAhead: Bool = false) {
+        self.environment = environment
+        self.failsAfterWritingAhead = failsAfterWritingAhead
+    }
 
     var transactionCount: Int {
         condition.lock()
@@ -327,8 +365,15 @@ private final class GroupCommitWriter: @unchecked Sendable {
             }
             condition.lock()
             transactions += 1
+            let committed = transactions
             condition.unlock()
             for submission in batch { submission.completion(result) }
+            // Every so many commits, and after one of many rows (a run's opening), the pages
+            // they read stop counting in the runner's memory.
+            let rows = batch.reduce(0) { $0 + $1.changes.count }
+            if committed % Self.commitsBetweenReleases == 0 || rows >= Self.rowsThatRelease {
+                environment.releaseMappedPages()
+            }
         }
     }
     private func write(_ batch: [Submission], encoder: JSONEncoder) throws {
@@ -344,9 +389,18 @@ private final class GroupCommitWriter: @unchecked Sendable {
         var written = Set<Row>(minimumCapacity: min(batch.reduce(0) { $0 + $1.changes.count }, 1 << 16))
         var pruned: [String] = []
         var failure: (any Error)?
+        let wroteAhead = try largeOpening(in: batch).map { jobs throws(LMDBError) in
+            try writeAhead(jobs, batch: batch, tables: tables)
+        }
+        if wroteAhead == true, failsAfterWritingAhead {
+            throw LMDBError(code: EIO, operation: "the commit after the rows written ahead (a test's crash)")
+        }
         do {
             try environment.write { txn throws(LMDBError) in
+                if wroteAhead == true { try txn.delete(tables.meta, key: StoreKey.openingRun) }
                 for (change, isNewJob) in changes {
+                    // Written ahead, or by a later change of the batch (which wins).
+                    if isNewJob, wroteAhead == true { continue }
                     if case .deleteRun(let runID) = change {
                         pruned.append(runID)
                         continue
@@ -371,13 +425,8 @@ private final class GroupCommitWriter: @unchecked Sendable {
                     }
                 }
                 for runID in pruned {
-                    // A run's rows are one key range in each table.
                     try txn.delete(tables.runs, key: StoreKey.run(runID))
-                    for dbi in [tables.jobs, tables.attempts, tables.outputs, tables.requests] {
-                        var keys: [[UInt8]] = []
-                        try txn.scan(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(key) }
-                        for key in keys { try txn.delete(dbi, key: key) }
-                    }
+                    try Self.deleteRows(of: runID, in: txn, tables)
                 }
             }
         } catch {
@@ -406,7 +455,7 @@ private struct OneRowChanges: RandomAccessCollection {
 }
 
 /// A row of one table, to tell repeated writes in a batch apart.
-private struct Row: Hashable {
+struct Row: Hashable {
     let dbi: MDB_dbi
     let key: [UInt8]
 
@@ -447,7 +496,7 @@ extension GroupCommitWriter {
     /// The bytes to store for `change`, or nil to delete its row.
     fileprivate func value(of change: StoreChange, encoder: JSONEncoder) throws -> [UInt8]? {
         switch change {
-        case .putRun(let run): Array(try encoder.encode(run))
+        case .putRun(let run): RecordJSON.encode(run)
         case .setCurrentRun(let id): Array(id.utf8)
         case .putJob(_, let job): RecordJSON.encode(job)
         case .putAttempt(_, let attempt): RecordJSON.encode(attempt)

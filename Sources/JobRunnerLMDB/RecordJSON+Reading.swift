@@ -152,6 +152,29 @@ extension RecordJSON {
     }
 }
 
+extension RecordJSON {
+    private static let outcomeMember = Array(#""outcome":""#.utf8)
+
+    /// Whether a stored attempt record shows an outcome in its bytes, found without reading the
+    /// rest. True for a record as ``RecordJSON`` or `JSONEncoder` writes one with an outcome
+    /// (nil members are left out); false means none was found, and the caller reads the record.
+    ///
+    /// `"outcome":"` cannot occur inside a string value, where every quote is escaped; after a
+    /// `{` or a `,` it is the member.
+    static func hasOutcome(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let member = outcomeMember
+        guard bytes.count > member.count else { return false }
+        for index in 1...(bytes.count - member.count)
+        where bytes[index] == member[0] && bytes[index + 1] == member[1]
+            && (bytes[index - 1] == UInt8(ascii: ",") || bytes[index - 1] == UInt8(ascii: "{"))
+            && member.indices.allSatisfy({ bytes[index + $0] == member[$0] })
+        {
+            return true
+        }
+        return false
+    }
+}
+
 /// A record's members as a reader matches them: their names' bytes, in the order
 /// `RecordJSON.encode` writes them.
 protocol StoredMember {
@@ -375,6 +398,18 @@ struct FlatJSONReader {
             values.append(value)
         } while take(UInt8(ascii: ","))
         return take(UInt8(ascii: "]")) ? values : fail()
+    }
+
+    /// An object of integers by name; nil when a name comes twice (left to `JSONDecoder`).
+    mutating func stringIntegers() -> [String: Int]? {
+        guard take(UInt8(ascii: "{")) else { return fail() }
+        var values: [String: Int] = [:]
+        if take(UInt8(ascii: "}")) { return values }
+        repeat {
+            guard let name = string(), take(UInt8(ascii: ":")), let value = integer() else { return fail() }
+            guard values.updateValue(value, forKey: name) == nil else { return fail() }
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}")) ? values : fail()
     }
 
     /// An integer as JSON writes one: an optional minus sign, then digits; nil when it does not

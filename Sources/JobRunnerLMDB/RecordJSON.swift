@@ -51,4 +51,25 @@ enum RecordJSON {
         writer.endObject()
         return writer.bytes
     }
+
+    /// A run record: a 100,000-job run's holds 100,000 ids, written when the run opens, is
+    /// resumed and ends.
+    static func encode(_ run: RunRecord) -> [UInt8] {
+        var writer = JSONWriter(capacity: 160 + run.jobIDs.reduce(0) { $0 + $1.utf8.count + 3 })
+        writer.beginObject()
+        writer.member("id", run.id)
+        writer.member("state", run.state.rawValue)
+        writer.member("startedAt", run.startedAt)
+        writer.member("finishedAt", run.finishedAt)
+        writer.member("jobIDs", run.jobIDs)
+        writer.member("runnerPID", run.runnerPID)
+        writer.key("pipelineLimits")
+        writer.beginObject()
+        for name in run.pipelineLimits.keys.sorted() { writer.member(name, run.pipelineLimits[name]) }
+        writer.endObject()
+        writer.member("occurrenceOf", run.occurrenceOf)
+        writer.member("scheduledAt", run.scheduledAt)
+        writer.endObject()
+        return writer.bytes
+    }
 }

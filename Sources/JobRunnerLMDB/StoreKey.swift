@@ -28,4 +28,6 @@ enum StoreKey {
 
     static let schemaVersion: [UInt8] = Array("schemaVersion".utf8)
     static let currentRun: [UInt8] = Array("currentRun".utf8)
+    /// The run whose job rows are being written ahead of its opening's commit.
+    static let openingRun: [UInt8] = Array("openingRun".utf8)
 }

@@ -216,3 +216,34 @@ final class Order: @unchecked Sendable {
     func append(_ value: Int) { lock.withLock { storage.append(value) } }
     var values: [Int] { lock.withLock { storage } }
 }
+
+extension StoreContractTests {
+    /// Resuming reads only the attempts left open; each is as `snapshot` reads it.
+    @Test(arguments: StoreKind.allCases)
+    func aResumableSnapshotHoldsOnlyTheOpenAttempts(kind: StoreKind) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try kind.make(directory)
+        let run = RunRecord(
+            id: "R", state: .running, startedAt: start, jobIDs: ["a", "b", "c"], runnerPID: 1)
+        var changes: [StoreChange] = [.putRun(run), .setCurrentRun("R")]
+        for (job, outcomes) in [("a", [AttemptOutcome.failed, nil]), ("b", [.succeeded]), ("c", [nil])] {
+            changes.append(
+                .putJob(runID: "R", JobRecord(jobID: job, pipeline: "p", state: .running, attempts: 1)))
+            for (index, outcome) in outcomes.enumerated() {
+                let attempt = AttemptRecord(
+                    jobID: job, number: index + 1, outcome: outcome, startedAt: start, pid: 42, logPath: "l")
+                changes.append(.putAttempt(runID: "R", attempt))
+            }
+        }
+        try await store.commit(changes)
+        let whole = try #require(try store.snapshot(runID: "R"))
+        let resumable = try #require(try store.resumableSnapshot(runID: "R"))
+        #expect(whole.attempts.values.map(\.count).reduce(0, +) == 4)
+        let openOfA = try #require(whole.attempts["a"]?.last)
+        #expect(resumable.attempts == ["a": [openOfA], "c": whole.attempts["c"] ?? []])
+        #expect(
+            resumable.run == whole.run && resumable.jobs == whole.jobs && resumable.outputs == whole.outputs)
+        #expect(try store.resumableSnapshot(runID: "other") == nil)
+    }
+}

@@ -35,7 +35,10 @@ extension Runner {
         let unfinished = try unfinishedOccurrences(periodic: periodicIDs)
         for (_, snapshot) in unfinished { await endOrphans(in: snapshot) }
         var earlier: [StoreChange] = []
-        if let snapshot = try store.currentSnapshot(), !snapshot.run.state.isFinal,
+        // Resuming, superseding and ending orphans look only at the attempts left open.
+        let current = try store.currentRunID()
+        if let current, let snapshot = try store.resumableSnapshot(runID: current),
+            !snapshot.run.state.isFinal,
             snapshot.run.occurrenceOf == nil
         {
             await endOrphans(in: snapshot)
@@ -74,7 +77,7 @@ extension Runner {
         var found: [(Occurrence, RunSnapshot)] = []
         for run in try store.runs() where !run.state.isFinal {
             guard let jobID = run.occurrenceOf, let date = run.scheduledAt, periodic.contains(jobID),
-                let snapshot = try store.snapshot(runID: run.id)
+                let snapshot = try store.resumableSnapshot(runID: run.id)
             else { continue }
             found.append((Occurrence(jobID: jobID, scheduledAt: date), snapshot))
         }

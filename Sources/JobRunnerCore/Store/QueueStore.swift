@@ -56,6 +56,10 @@ public protocol QueueStore: Sendable {
     /// Everything stored about a run, or nil when it does not exist.
     func snapshot(runID: String) throws(StoreError) -> RunSnapshot?
 
+    /// Like ``snapshot(runID:)``, but `attempts` holds only the attempts without an outcome
+    /// (those a runner left running): all that resuming a run reads of them.
+    func resumableSnapshot(runID: String) throws(StoreError) -> RunSnapshot?
+
     /// All runs, oldest first.
     func runs() throws(StoreError) -> [RunRecord]
 
@@ -81,6 +85,17 @@ extension QueueStore {
             submit(changes) { continuation.resume(returning: $0) }
         }
         try result.get()
+    }
+
+    /// Reads the whole snapshot and keeps the open attempts; a store that can skip the others
+    /// while reading does.
+    public func resumableSnapshot(runID: String) throws(StoreError) -> RunSnapshot? {
+        guard var snapshot = try snapshot(runID: runID) else { return nil }
+        snapshot.attempts = snapshot.attempts.compactMapValues { attempts in
+            let open = attempts.filter { $0.outcome == nil }
+            return open.isEmpty ? nil : open
+        }
+        return snapshot
     }
 
     /// The current run's snapshot, if there is a current run.
