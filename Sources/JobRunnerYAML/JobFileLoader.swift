@@ -140,10 +140,19 @@ public enum JobFileLoader {
         texts: [(path: String, text: String)],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Result {
+        load(texts: texts, environment: environment, maxParts: nil)
+    }
+
+    /// ``load(texts:environment:)``, a large `jobs:` map parsed in at most `maxParts` parts at
+    /// once (nil: one per processor).
+    static func load(
+        texts: [(path: String, text: String)], environment: [String: String], maxParts: Int?
+    ) -> Result {
         var diagnostics = DiagnosticList()
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
             var parser = JobFileParser(path: file.path, fileIndex: index, environment: environment)
+            parser.maxParts = maxParts
             parsed.append(parser.parse(text: file.text))
             diagnostics.append(parser.problems)
         }
@@ -308,7 +317,7 @@ public enum JobFileLoader {
         let workload = Workload(
             jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
-            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) })
+            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, positions: byID)
         return (workload, diagnostics)
     }
 }
