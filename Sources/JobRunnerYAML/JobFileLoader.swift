@@ -242,7 +242,9 @@ public enum JobFileLoader {
         for index in jobs.indices {
             starts.append(needed.count)
             let definition = (
-                id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].isPeriodic
+                // `schedule`, not `isPeriodic`: a getter of another module is given a copy of the
+                // whole job, retaining and releasing each of its values.
+                id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].schedule != nil
             )
             let place = (
                 pipelineLocation: places[index].pipelineLocation, constraints: jobs[index].constraints
@@ -259,7 +261,7 @@ public enum JobFileLoader {
                 needed.append(target)
                 // SPEC 5.8: a one-shot job runs once per run; an occurrence of a periodic job
                 // is a run of its own, so there is no "its" occurrence to wait for.
-                if !definition.isPeriodic, jobs[target].isPeriodic {
+                if !definition.isPeriodic, jobs[target].schedule != nil {
                     diagnostics.append(
                         Diagnostic(
                             at: location,
