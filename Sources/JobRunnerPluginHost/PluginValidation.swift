@@ -25,8 +25,25 @@ extension PluginCatalog {
         var verdicts: [Placed: String?] = [:]
         // The checks of process-isolated jobs, per plugin, asked at the end in one child each.
         var apart: [String: [(check: PluginParameterCheck, job: JobDefinition)]] = [:]
-        for job in workload.jobs {
-            guard case .plugin(let name, let handler) = job.handler else { continue }
+        // The job before, when it was a plugin job with a known handler: most jobs of a large
+        // file are like the one before them, and take its plugin, check and verdict as they are.
+        var previous: Previous?
+        for index in workload.jobs.indices {
+            guard case .plugin(let name, let handler) = workload.jobs[index].handler else { continue }
+            let isolation = workload.jobs[index].isolation
+            if let same = previous, same.plugin == name, same.check.handler == handler,
+                same.parameters == workload.jobs[index].parameters,
+                (same.isolation == .inprocess) == (isolation == .inprocess)
+            {
+                if isolation != .inprocess {
+                    apart[name, default: []].append((same.check, workload.jobs[index]))
+                } else if let verdict = same.verdict {
+                    problems.append(Self.unsuitable(workload.jobs[index], name, handler, verdict))
+                }
+                continue
+            }
+            previous = nil
+            let job = workload.jobs[index]
             let at = job.pluginLocations?.plugin ?? job.location
             let description: PluginDescription
             switch describe(name) {
@@ -47,6 +64,9 @@ extension PluginCatalog {
             switch job.isolation {
             case .process, .processPerAttempt:
                 apart[name, default: []].append((check, job))
+                previous = Previous(
+                    plugin: name, check: check, parameters: job.parameters, isolation: isolation, verdict: nil
+                )
             case .inprocess:
                 let key = Placed(plugin: name, check: check)
                 let verdict: String?
@@ -63,6 +83,9 @@ extension PluginCatalog {
                 }
                 verdicts[key] = verdict
                 if let verdict { problems.append(Self.unsuitable(job, name, handler, verdict)) }
+                previous = Previous(
+                    plugin: name, check: check, parameters: job.parameters, isolation: isolation,
+                    verdict: verdict)
             }
         }
         for (name, asked) in apart.sorted(by: { $0.key < $1.key }) {
@@ -107,6 +130,16 @@ extension PluginCatalog {
             location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location,
             message: "job '\(job.id)': with: does not suit \(name).\(handler): \(message)")
     }
+}
+
+/// A plugin job already checked, which the next job takes as it is when it is alike.
+private struct Previous {
+    let plugin: String
+    let check: PluginParameterCheck
+    let parameters: [String: JSONValue]
+    let isolation: Isolation
+    /// For an in-process job: the plugin's verdict on its parameters.
+    let verdict: String?
 }
 
 /// One `check_parameters` question to a plugin.

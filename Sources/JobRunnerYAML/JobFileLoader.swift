@@ -140,10 +140,19 @@ public enum JobFileLoader {
         texts: [(path: String, text: String)],
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Result {
+        load(texts: texts, environment: environment, maxParts: nil)
+    }
+
+    /// ``load(texts:environment:)``, a large `jobs:` map parsed in at most `maxParts` parts at
+    /// once (nil: one per processor).
+    static func load(
+        texts: [(path: String, text: String)], environment: [String: String], maxParts: Int?
+    ) -> Result {
         var diagnostics = DiagnosticList()
         var parsed: [ParsedFile] = []
         for (index, file) in texts.enumerated() {
             var parser = JobFileParser(path: file.path, fileIndex: index, environment: environment)
+            parser.maxParts = maxParts
             parsed.append(parser.parse(text: file.text))
             diagnostics.append(parser.problems)
         }
@@ -233,7 +242,9 @@ public enum JobFileLoader {
         for index in jobs.indices {
             starts.append(needed.count)
             let definition = (
-                id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].isPeriodic
+                // `schedule`, not `isPeriodic`: a getter of another module is given a copy of the
+                // whole job, retaining and releasing each of its values.
+                id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].schedule != nil
             )
             let place = (
                 pipelineLocation: places[index].pipelineLocation, constraints: jobs[index].constraints
@@ -250,7 +261,7 @@ public enum JobFileLoader {
                 needed.append(target)
                 // SPEC 5.8: a one-shot job runs once per run; an occurrence of a periodic job
                 // is a run of its own, so there is no "its" occurrence to wait for.
-                if !definition.isPeriodic, jobs[target].isPeriodic {
+                if !definition.isPeriodic, jobs[target].schedule != nil {
                     diagnostics.append(
                         Diagnostic(
                             at: location,
@@ -308,7 +319,7 @@ public enum JobFileLoader {
         let workload = Workload(
             jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
-            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) })
+            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, positions: byID)
         return (workload, diagnostics)
     }
 }

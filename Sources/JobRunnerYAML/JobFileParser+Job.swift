@@ -4,14 +4,14 @@ import JobRunnerCore
 extension JobFileParser {
     /// Parses one entry under `jobs:`, with the file's `defaults:` beneath it.
     /// `retry:` and `env:` merge key by key with the defaults; other keys replace them.
-    /// - Returns: the job, or the jobs of its `matrix:`, with `env:` and `with:` expanded.
-    mutating func parseJob(_ entry: Entry, defaults: Known<JobKey>) -> [ParsedJob] {
+    /// Adds the job, or the jobs of its `matrix:`, with `env:` and `with:` expanded, to `file`.
+    mutating func parseJob(_ entry: Entry, defaults: Known<JobKey>, into file: inout ParsedFile) {
         let id = entry.key
         let location = reader.location(entry.keyNode)
         if let problem = Self.nameProblem(id, what: "job id") {
             reader.error(entry.keyNode, problem)
         }
-        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return [] }
+        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return }
         let own = reader.known(fields, as: JobKey.self, in: "job '\(id)'")
         let keys = own.over(defaults)
 
@@ -27,9 +27,10 @@ extension JobFileParser {
             handler = parseRun(run.value)
         case (nil, .some(let plugin)):
             if let text = reader.nonEmptyString(plugin.value, what: "plugin") {
-                let parts = Self.pluginParts(text)
-                if parts.count == 2, Self.isValidName(parts[0]), Self.isValidName(parts[1]) {
-                    handler = .plugin(plugin: parts[0], handler: parts[1])
+                if let parts = Self.pluginPair(text), Self.isValidName(parts.plugin),
+                    Self.isValidName(parts.handler)
+                {
+                    handler = .plugin(plugin: parts.plugin, handler: parts.handler)
                     pluginLocations = PluginLocations(plugin: reader.location(plugin.value))
                 } else {
                     reader.error(
@@ -57,7 +58,8 @@ extension JobFileParser {
             }
             if keys[.run] != nil { checkParameterNames(node) }
         }
-        for source in [defaults[.env], own[.env]] {
+        // The file's defaults first, then the job's own; most jobs have neither.
+        for source in defaults.has(.env) || own.has(.env) ? [defaults[.env], own[.env]] : [] {
             guard let source, let entries = reader.entries(source.value, what: "env") else { continue }
             for variable in entries {
                 guard let value = reader.tree.text(variable.value), !reader.isNull(variable.value) else {
@@ -79,8 +81,16 @@ extension JobFileParser {
         if let node = keys[.needs]?.value, !reader.isNull(node),
             let needs = reader.stringList(node, what: "needs")
         {
-            var seen = Set<String>()
-            for (need, needNode) in needs where seen.insert(need).inserted {
+            job.needs.reserveCapacity(needs.count)
+            needLocations.reserveCapacity(needs.count)
+            // A few needs (most jobs have one) are compared in place; many go through a set.
+            var seen: Set<String>? = needs.count > 8 ? [] : nil
+            for (need, needNode) in needs {
+                if seen != nil {
+                    guard seen?.insert(need).inserted == true else { continue }
+                } else if job.needs.contains(need) {
+                    continue
+                }
                 job.needs.append(need)
                 needLocations.append(reader.location(needNode))
             }
@@ -136,19 +146,35 @@ extension JobFileParser {
         let parsed = ParsedJob(
             definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
             constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
-        return expand(parsed, raw: raw, matrix: keys[.matrix])
+        expand(parsed, raw: raw, matrix: keys[.matrix], into: &file)
     }
 
     /// `plugin:`'s value split at its first dot, as `split(separator: ".", maxSplits: 1)` does;
     /// without splitting into characters when the value is ASCII, as it is when valid.
     static func pluginParts(_ text: String) -> [String] {
-        let bytes = text.utf8
-        if bytes.allSatisfy({ $0 < 0x80 }), let dot = bytes.firstIndex(of: UInt8(ascii: ".")),
-            dot != bytes.startIndex, bytes.index(after: dot) != bytes.endIndex
-        {
-            return [String(text[..<dot]), String(text[bytes.index(after: dot)...])]
-        }
+        if let (plugin, handler) = asciiPluginPair(text) { return [plugin, handler] }
         return text.split(separator: ".", maxSplits: 1).map(String.init)
+    }
+
+    /// The two parts of ``pluginParts(_:)`` when there are two, without a list of them.
+    static func pluginPair(_ text: String) -> (plugin: String, handler: String)? {
+        if let pair = asciiPluginPair(text) { return pair }
+        let parts = text.split(separator: ".", maxSplits: 1)
+        return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+    }
+
+    /// An ASCII value with a dot that is neither its first nor its last byte, split there.
+    private static func asciiPluginPair(_ text: String) -> (String, String)? {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 < 0x80 }), let dot = bytes.firstIndex(of: UInt8(ascii: ".")),
+                dot != 0, dot != bytes.count - 1
+            else { return nil }
+            return (
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[..<dot]), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[(dot + 1)...]), as: UTF8.self)
+            )
+        }
     }
 
     /// A shell job sees each `with:` key as `JOBRUNNER_PARAM_<KEY>`; two keys that give one name
@@ -191,6 +217,7 @@ extension JobFileParser {
 
     private mutating func parseRetry(defaults: Entry?, job: Entry?) -> RetryPolicy {
         var policy = RetryPolicy()
+        guard defaults != nil || job != nil else { return policy }
         var merged = Known<RetryKey>()
         for source in [defaults, job] {
             guard let source, let entries = reader.entries(source.value, what: "retry") else { continue }

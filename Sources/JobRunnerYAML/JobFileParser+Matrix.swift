@@ -17,29 +17,29 @@ extension JobFileParser {
         var values: [(json: JSONValue, text: String)]
     }
 
-    /// The jobs one parsed job stands for: itself with `env:` and `with:` expanded, or, with a
-    /// `matrix:`, one job per combination of its values (SPEC 3.1). Every job keeps the locations
-    /// of the one as written, so a problem in any of them points at the file's text.
-    mutating func expand(_ job: ParsedJob, raw: RawValues, matrix: Entry?) -> [ParsedJob] {
+    /// Adds to `file` the jobs one parsed job stands for: itself with `env:` and `with:` expanded,
+    /// or, with a `matrix:`, one job per combination of its values (SPEC 3.1). Every job keeps the
+    /// locations of the one as written, so a problem in any of them points at the file's text.
+    mutating func expand(
+        _ job: consuming ParsedJob, raw: RawValues, matrix: Entry?, into file: inout ParsedFile
+    ) {
         // Most values hold no `$`: they are kept as read, without a second walk.
         let withExpands = raw.with != nil && Self.containsDollar(.object(job.definition.parameters))
         let environmentExpands = raw.environment.contains { Interpolation.mayExpand($0.value) }
         guard let matrix, let dimensions = parseMatrix(matrix, job: job.definition.id, with: raw.with) else {
-            var single = job
             if environmentExpands {
-                single.definition.environment = expandEnvironment(
-                    raw, Interpolation(environment: environment))
+                job.definition.environment = expandEnvironment(raw, Interpolation(environment: environment))
             }
             if withExpands, let with = raw.with {
-                single.definition.parameters = expandParameters(with, interpolation(nil))
+                job.definition.parameters = expandParameters(with, interpolation(nil))
             }
-            return [single]
+            file.append(job)
+            return
         }
         var combinations: [[(json: JSONValue, text: String)]] = [[]]
         for dimension in dimensions {
             combinations = combinations.flatMap { prefix in dimension.values.map { prefix + [$0] } }
         }
-        var jobs: [ParsedJob] = []
         var ids: [String: String] = [:]
         for combination in combinations {
             let texts = combination.map(\.text)
@@ -62,7 +62,7 @@ extension JobFileParser {
             var values: [String: String] = [:]
             for (dimension, value) in zip(dimensions, combination) { values[dimension.key] = value.text }
             let interpolation = interpolation(values)
-            var expanded = job
+            var expanded = copy job
             expanded.definition.id = id
             if environmentExpands { expanded.definition.environment = expandEnvironment(raw, interpolation) }
             var parameters =
@@ -71,9 +71,8 @@ extension JobFileParser {
             for (dimension, value) in zip(dimensions, combination) { parameters[dimension.key] = value.json }
             expanded.definition.parameters = parameters
             expanded.matrixOf = job.definition.id
-            jobs.append(expanded)
+            file.append(expanded)
         }
-        return jobs
     }
 
     /// Whether any string in `value` holds a `$`.

@@ -13,6 +13,11 @@ extension JobFileParser {
     mutating func parseSchedule(
         of job: inout JobDefinition, keys: Known<JobKey>, own: Known<JobKey>
     ) -> SourceLocation? {
+        // A one-shot job (most are) has none of these keys, and so nothing to read or warn about.
+        guard
+            keys.has(.every) || keys.has(.cron) || keys.has(.timezone) || keys.has(.catchUp)
+                || keys.has(.overlap)
+        else { return nil }
         var timeZone: TimeZone?
         if let node = keys[.timezone]?.value, let name = reader.nonEmptyString(node, what: "timezone") {
             timeZone = TimeZone(identifier: name)

@@ -29,6 +29,9 @@ struct JobFileParser {
     let fileIndex: Int
     /// What `${NAME}` in `env:` and `with:` reads: the runner's environment (SPEC 3.1).
     let environment: [String: String]
+    /// At most this many parts of a large `jobs:` map are parsed at once; nil: one per processor
+    /// (see ``parseJobs(_:defaults:into:)``).
+    var maxParts: Int?
 
     init(path: String, fileIndex: Int, environment: [String: String] = [:]) {
         self.environment = environment
@@ -106,11 +109,7 @@ struct JobFileParser {
             defaults = reader.known(entries, as: JobKey.self, in: "defaults")
         }
         if let jobs = top[.jobs], let entries = reader.entries(jobs.value, what: "jobs") {
-            file.jobs.reserveCapacity(entries.count)
-            file.places.reserveCapacity(entries.count)
-            for entry in entries {
-                for job in parseJob(entry, defaults: defaults) { file.append(job) }
-            }
+            parseJobs(entries, defaults: defaults, into: &file)
         }
         if let secrets = top[.secrets], !reader.isNull(secrets.value),
             let names = reader.stringList(secrets.value, what: "secrets")

@@ -10,10 +10,11 @@ enum MatrixNeeds {
     static func expand(_ jobs: inout [JobDefinition], places: inout [JobPlaces]) -> [Diagnostic] {
         var groups: [String: [String]] = [:]
         var firstPlace: [String: SourceLocation] = [:]
-        for (job, place) in zip(jobs, places) {
-            if let base = place.matrixOf {
-                groups[base, default: []].append(job.id)
-                firstPlace[base] = firstPlace[base] ?? job.location
+        // By index: a copy of each job would retain and release all its values.
+        for index in places.indices {
+            if let base = places[index].matrixOf {
+                groups[base, default: []].append(jobs[index].id)
+                firstPlace[base] = firstPlace[base] ?? jobs[index].location
             }
         }
         guard !groups.isEmpty else { return [] }

@@ -41,6 +41,9 @@ struct NodeReader {
 
     mutating func add(_ diagnostic: Diagnostic) { problems.append(diagnostic) }
 
+    /// Adds the problems another reader of this file found, after those found here.
+    mutating func add(_ more: DiagnosticList) { problems.append(more) }
+
     // Plain scalars are typed here, by the YAML core schema plus the yes/no/on/off spellings
     // people still write; quoted ones are strings. Tags are not read (`!!str 1` is the number 1),
     // as when Yams composed the files with its basic resolver.
@@ -51,8 +54,7 @@ struct NodeReader {
     }
 
     func isNull(_ node: Node) -> Bool {
-        guard let text = plainText(node) else { return false }
-        return ["", "~", "null", "Null", "NULL"].contains(text)
+        tree.isPlainNull(node)
     }
 
     func plainBool(_ node: Node) -> Bool? {

@@ -16,7 +16,7 @@ struct ParsedFile {
     /// `secrets:`: names of environment variables whose values are masked (SPEC 3.1).
     var secrets: [(name: String, location: SourceLocation)] = []
 
-    mutating func append(_ job: ParsedJob) {
+    mutating func append(_ job: consuming ParsedJob) {
         jobs.append(job.definition)
         places.append(
             JobPlaces(

@@ -212,6 +212,8 @@ extension YAMLComposer {
     /// The keys of a closing map (its children, key and value in turn) that repeat, as the
     /// message Yams gave: every repeated key by order of text, at the first one's first place.
     private func duplicateKeys(_ children: ArraySlice<UInt32>) -> Failure? {
+        // Most maps are small, with distinct plain keys: compared in place, without allocating.
+        if children.count <= 32, !hasRepeatedKey(children) { return nil }
         let keys = stride(from: children.startIndex, to: children.endIndex, by: 2).map {
             YAMLTree.Node(index: Int(children[$0]))
         }
@@ -264,6 +266,22 @@ extension YAMLComposer {
             message:
                 "duplicate key \(names) in one map: each key (and each job id) may appear only once; rename or remove the repeat",
             line: place.line, column: place.column)
+    }
+
+    /// Whether two keys of a small closing map (its children, key and value in turn) are the
+    /// same key (``YAMLTree/sameKey(_:_:)``).
+    private func hasRepeatedKey(_ children: ArraySlice<UInt32>) -> Bool {
+        var later = children.startIndex + 2
+        while later < children.endIndex {
+            let key = YAMLTree.Node(index: Int(children[later]))
+            var earlier = children.startIndex
+            while earlier < later {
+                if tree.sameKey(YAMLTree.Node(index: Int(children[earlier])), key) { return true }
+                earlier += 2
+            }
+            later += 2
+        }
+        return false
     }
 
     /// libyaml's error, in the words and at the place a diagnostic gives.

@@ -77,6 +77,32 @@ struct YAMLTree {
         }
     }
 
+    /// Whether a node is a plain scalar that YAML reads as null: empty, `~`, `null`, `Null` or
+    /// `NULL`; by its bytes, as most values are asked this once or twice.
+    func isPlainNull(_ node: Node) -> Bool {
+        let record = records[node.index]
+        guard record.kind == .scalar, record.plain else { return false }
+        let start = Int(record.start)
+        switch record.count {
+        case 0: return true
+        case 1: return bytes[start] == UInt8(ascii: "~")
+        case 4:
+            let (n, u, l, m) = (bytes[start], bytes[start + 1], bytes[start + 2], bytes[start + 3])
+            if n == UInt8(ascii: "n") || n == UInt8(ascii: "N"),
+                u == UInt8(ascii: "u") || u == UInt8(ascii: "U")
+            {
+                let upper = u == UInt8(ascii: "U")
+                // null, Null, NULL: the rest of the word in the case of its second letter.
+                if upper {
+                    return n == UInt8(ascii: "N") && l == UInt8(ascii: "L") && m == UInt8(ascii: "L")
+                }
+                return l == UInt8(ascii: "l") && m == UInt8(ascii: "l")
+            }
+            return false
+        default: return false
+        }
+    }
+
     /// Whether any key of a map has a tag other than its kind's own (`!!int 1: …`).
     func hasTaggedKey(_ node: Node) -> Bool {
         pairs(node).contains { records[$0.key.index].tag != 0 }

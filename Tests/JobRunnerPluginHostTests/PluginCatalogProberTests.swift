@@ -82,6 +82,45 @@ import Testing
         #expect(Self.isLoaded(directory + "/libhello.so"))
     }
 
+    @Test func alikeJobsOneAfterAnotherAreEachReportedAndAskedOnce() throws {
+        let directory = try Self.freshHello()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stub = StubProber()
+        let catalog = PluginCatalog(searchPath: [directory], prober: stub.answer)
+        func job(_ id: String, _ parameters: [String: JSONValue], _ isolation: Isolation) -> JobDefinition {
+            JobDefinition(
+                id: id, handler: .plugin(plugin: "hello", handler: "greet"), parameters: parameters,
+                location: SourceLocation(file: "jobs.yaml", line: id.utf8.count, column: 1),
+                isolation: isolation)
+        }
+        let jobs = [
+            job("a", ["a": .int(1)], .process), job("bb", ["a": .int(1)], .process),
+            job("ccc", ["a": .int(2)], .processPerAttempt), job("dddd", ["a": .int(2)], .process),
+            job("eeeee", ["a": .int(1)], .process),
+            JobDefinition(
+                id: "other", handler: .plugin(plugin: "hello", handler: "nope"), isolation: .process),
+        ]
+        let problems = catalog.problems(in: Workload(jobs: jobs, pipelines: []))
+        #expect(
+            problems.map(\.message) == [
+                "job 'other': plugin 'hello' has no handler 'nope' (it offers hello.greet, hello.fail)",
+                "job 'a': with: does not suit hello.greet: checked apart",
+                "job 'bb': with: does not suit hello.greet: checked apart",
+                "job 'ccc': with: does not suit hello.greet: checked apart",
+                "job 'dddd': with: does not suit hello.greet: checked apart",
+                "job 'eeeee': with: does not suit hello.greet: checked apart",
+            ])
+        #expect(problems.dropFirst().map(\.location.line) == [1, 2, 3, 4, 5])
+        #expect(
+            stub.questions == [
+                [],
+                [
+                    PluginParameterCheck(handler: "greet", parameters: #"{"a":1}"#),
+                    PluginParameterCheck(handler: "greet", parameters: #"{"a":2}"#),
+                ],
+            ])
+    }
+
     @Test func aRefusedLibraryIsNeverLoadedHere() throws {
         let directory = try Self.freshHello()
         defer { try? FileManager.default.removeItem(atPath: directory) }

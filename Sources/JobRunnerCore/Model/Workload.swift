@@ -20,10 +20,13 @@ public struct Workload: Sendable {
 
     /// Builds a workload; the caller has already checked ids, needs and cycles
     /// (see ``JobGraph/findCycle(in:)``).
+    /// - Parameter positions: each job's position in `jobs` by id, when the caller has it
+    ///   already (a loader checking ids builds it); nil: built here.
     public init(
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
         connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = [],
-        pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy(), secrets: [String] = []
+        pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy(), secrets: [String] = [],
+        positions: [String: Int]? = nil
     ) {
         self.retention = retention
         self.secrets = Array(Set(secrets)).sorted()
@@ -33,6 +36,10 @@ public struct Workload: Sendable {
         self.constraints = Dictionary(
             constraints.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.pipelines = PipelineDefinition.table(pipelines)
+        if let positions, positions.count == jobs.count {
+            self.indexByID = positions
+            return
+        }
         var index: [String: Int] = [:]
         index.reserveCapacity(jobs.count)
         // By offset: a copy of each job would retain and release all its values.
