@@ -233,7 +233,7 @@ public enum JobFileLoader {
             for (index, job) in jobs.enumerated() { byID[job.id] = index }
         }
         lazy var ids = jobs.map(\.id)
-        let pipelineNames = Array(pipelines.keys) + [PipelineDefinition.defaultName]
+        let pipelineNames = pipelines.keys.sorted() + [PipelineDefinition.defaultName]
         // The needs of job i, as indices, are needed[starts[i]..<starts[i + 1]].
         var starts: [Int] = []
         var needed: [Int] = []
@@ -287,7 +287,7 @@ public enum JobFileLoader {
                 diagnostics.append(
                     Diagnostic(
                         at: location,
-                        "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: Array(constraints.keys)))"
+                        "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: constraints.keys.sorted()))"
                     ))
             }
         }
