@@ -389,18 +389,20 @@ final class GroupCommitWriter: @unchecked Sendable {
         var written = Set<Row>(minimumCapacity: min(batch.reduce(0) { $0 + $1.changes.count }, 1 << 16))
         var pruned: [String] = []
         var failure: (any Error)?
-        let wroteAhead = try largeOpening(in: batch).map { jobs throws(LMDBError) in
-            try writeAhead(jobs, batch: batch, tables: tables)
+        // The run whose new jobs were written ahead, if any: only its rows are skipped below
+        // (an occurrence opened in the same batch keeps its own).
+        let aheadRunID = try largeOpening(in: batch).flatMap { jobs throws(LMDBError) in
+            try writeAhead(jobs, batch: batch, tables: tables) ? jobs.runID : nil
         }
-        if wroteAhead == true, failsAfterWritingAhead {
+        if aheadRunID != nil, failsAfterWritingAhead {
             throw LMDBError(code: EIO, operation: "the commit after the rows written ahead (a test's crash)")
         }
         do {
             try environment.write { txn throws(LMDBError) in
-                if wroteAhead == true { try txn.delete(tables.meta, key: StoreKey.openingRun) }
+                if aheadRunID != nil { try txn.delete(tables.meta, key: StoreKey.openingRun) }
                 for (change, isNewJob) in changes {
                     // Written ahead, or by a later change of the batch (which wins).
-                    if isNewJob, wroteAhead == true { continue }
+                    if isNewJob, case .putJob(let runID, _) = change, runID == aheadRunID { continue }
                     if case .deleteRun(let runID) = change {
                         pruned.append(runID)
                         continue

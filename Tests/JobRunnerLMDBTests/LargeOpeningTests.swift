@@ -40,6 +40,24 @@ import Testing
         }
     }
 
+    /// A periodic job's occurrence can open in the same batch as a large run (a runner that
+    /// starts with occurrences due): only the large run's rows are written ahead, and the
+    /// occurrence's job is still stored.
+    @Test func aSmallRunOpenedBesideALargeOneKeepsItsJobs() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try LMDBQueueStore(directory: directory + "/db", mapSize: 256 << 20)
+        let small = RunPlan(jobs: [RunPlan.Job(id: "tick")], pipelines: [])
+        try await store.commit(
+            opening("R") + [
+                .putRun(
+                    RunRecord(id: "O", state: .running, startedAt: start, jobIDs: ["tick"], runnerPID: 1)),
+                .putNewJobs(NewJobRecords(runID: "O", plan: small, now: start)),
+            ])
+        #expect(try store.snapshot(runID: "R")?.jobs.count == count)
+        #expect(try store.snapshot(runID: "O")?.jobs["tick"]?.state == .pending)
+    }
+
     @Test func aLargeOpeningIsWholeOnceCommitted() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
