@@ -258,19 +258,25 @@ func readOnce(_ path: String) async -> String {
 }
 
 @Suite(.serialized) struct LiveOperatorTests {
+    /// `long` runs until it is cancelled: it waits on a FIFO that nothing opens for writing. A
+    /// fixed length (it was `sleep 30`) let the run end before the test acted when the suite's
+    /// other tests kept this one from being scheduled for longer than that.
     static let jobs = """
         pipelines:
           p: { maxConcurrent: 1 }
         jobs:
-          long: { run: exec sleep 30, pipeline: p }
+          long: { run: read line < ../long.fifo, pipeline: p }
           after: { run: echo after, needs: [long], pipeline: p }
           next: { run: echo next, pipeline: p }
         """
 
     @Test func suspendCancelAndResumeActOnALiveRunner() async throws {
         let workspace = try Workspace(files: ["a.yaml": Self.jobs])
+        #expect(mkfifo(workspace.root + "/long.fifo", 0o600) == 0)
         let out = Pipe()
         let runner = try workspace.start(["run", "jobs", "--events", "-"], stdout: out)
+        // On a failed expectation below, SIGTERM stops the runner and ends `long` with it.
+        defer { if runner.isRunning { kill(runner.processIdentifier, SIGTERM) } }
         let events = LineReader(out)
         #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
 
@@ -293,7 +299,8 @@ func readOnce(_ path: String) async -> String {
             !events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"started\"") })
 
         #expect(try workspace.run("resume", "p").stdout == "pipeline p resumed\n")
-        #expect(await waitForExit(runner) == 1, "a cancelled job makes the run fail")
+        #expect(
+            await ExitWatcher(runner).wait(atMost: .seconds(120)) == 1, "a cancelled job makes the run fail")
         #expect(
             events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") }
         )

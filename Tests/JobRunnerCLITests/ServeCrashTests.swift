@@ -7,7 +7,10 @@ import Testing
 /// exactly one per second from the first, each recorded once, and every occurrence whose
 /// attempt started is one of them.
 @Suite struct ServeCrashTests {
+    // A slow machine lets more than the default 100 occurrences finish during the test: keep
+    // them all, or the oldest are pruned and their attempts look unknown to the store.
     static let jobs = """
+        retention: { runs: 100000 }
         jobs:
           tick:
             every: 1s
