@@ -7,9 +7,9 @@ import Testing
 @testable import JobRunnerShell
 
 /// What a child finds when it starts, and how its output and end come back: what any way of
-/// spawning children (swift-subprocess now) must keep.
-// The limit only catches a hang: on a machine loaded 15 times over its cores the suite's other tests
-// have kept a test of this suite from running for over a minute.
+/// spawning children (swift-subprocess now) must keep. The time limit only catches a hang: on a
+/// machine loaded 15 times over its cores, the suite's other tests have kept one of these from
+/// running for over a minute.
 @Suite(.timeLimit(.minutes(5))) struct ChildSetupTests {
     private func run(
         _ program: ChildProcess.Program, _ arguments: [String], environment: [String: String]? = nil,
