@@ -255,6 +255,42 @@ def dag_benchmark(jobrunner, ninja, work, rounds):
     print(f"  all rounds    : jobrunner {' '.join(f'{t:.3f}' for t in runner_times)}")
     print(f"                  ninja     {' '.join(f'{t:.3f}' for t in ninja_times)}")
     print(f"  peak RSS      : {statistics.median(rss) / 1024:.1f} MiB (median), {max(rss) / 1024:.1f} MiB (max)")
+    # Each job starts only once a commit holding its predecessor's end is durable, and a lane
+    # runs 20 jobs one after another: with two lanes, 500 commits lie on the way however fast
+    # everything else is.
+    commit, p90 = commit_floor(work)
+    print_commit_floor(commit, p90)
+    print(f"  floor ratio   : {(peer + 500 * commit) / peer:.2f}x ninja: ninja's time plus 500 such commits "
+          f"in a row, the least any runner that commits each start before it acts can take here")
+
+
+def commit_floor(directory, rounds=300):
+    """What one durable commit costs on the disk under `directory` (where the state lives),
+    with no database: a 16 KiB write and fdatasync (a commit's new pages), then a 4 KiB write
+    and fdatasync (its meta page), as an LMDB commit does. Seconds: (median, 90th percentile)."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "commit-floor")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        pages, meta = b"p" * 16384, b"m" * 4096
+        times = []
+        for round_ in range(rounds):
+            start = time.perf_counter()
+            os.pwrite(fd, pages, 8192 + (round_ % 64) * 16384)
+            os.fdatasync(fd)
+            os.pwrite(fd, meta, (round_ % 2) * 4096)
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - start)
+    finally:
+        os.close(fd)
+        os.remove(path)
+    times.sort()
+    return statistics.median(times), percentile(times, 0.9)
+
+
+def print_commit_floor(commit, p90, indent="  "):
+    print(f"{indent}disk floor : one durable commit (two flushes, no database) takes {commit * 1000:.2f} ms median, "
+          f"{p90 * 1000:.2f} ms at the 90th percentile, on this state directory's disk")
 
 
 # An occurrence's run id: its scheduled date in UTC to the millisecond, then the job id.
@@ -675,6 +711,12 @@ def scale_benchmark(jobrunner, work, rounds, count=100_000):
     print(f"  run        : median of {rounds}: {phase:.2f} s = {count / phase:,.0f} jobs/s (target: 10,000); "
           f"whole command {statistics.median(walls):.2f} s; peak RSS {max(peaks) / 1024:.0f} MiB (target: 150); "
           f"data.mdb {statistics.median(sizes) / 2**20:.0f} MiB")
+    # Eight lanes of chained jobs: a job's start waits for a commit holding its predecessor's
+    # end, so the run is at least 100,000 / 8 commits long.
+    commit, p90 = commit_floor(directory)
+    print_commit_floor(commit, p90)
+    print(f"  run floor  : {8 / commit:,.0f} jobs/s at most: {count // 8:,} commits in a row at the median, "
+          f"with no time at all for the jobs and the runner")
     state = os.path.join(directory, "state-0")
     wall, cpu, _ = cpu_and_wall([jobrunner, "status", "--state", state], directory, 5)
     print(f"  status     : {wall:.3f} s wall, {cpu:.3f} s CPU, median of 5 (target: 0.3 s)")
