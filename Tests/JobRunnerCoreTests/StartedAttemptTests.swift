@@ -67,7 +67,8 @@ struct StartedAttemptTests {
         -> Runner
     {
         Runner(
-            workload: Workload(jobs: jobs), store: store, handler: handler, clock: ManualClock(),
+            workload: Workload(jobs: jobs, pipelines: []), store: store, handler: handler,
+            clock: ManualClock(),
             observer: observer,
             options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1),
             logger: Logger(label: "test"), randomSeed: 7)
