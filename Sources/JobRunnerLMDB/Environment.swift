@@ -111,12 +111,15 @@ struct Transaction: ~Copyable {
     }
 
     func put(_ dbi: MDB_dbi, key: [UInt8], value: [UInt8]) throws(LMDBError) {
-        var key = key
-        var value = value
-        let code = key.withUnsafeMutableBytes { keyBytes in
-            value.withUnsafeMutableBytes { valueBytes in
-                var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
-                var valueVal = MDB_val(mv_size: valueBytes.count, mv_data: valueBytes.baseAddress)
+        // LMDB only reads the bytes a key or a value points to: they are lent as they are, not
+        // copied into arrays of their own (the writer's keys are also in its set of rows).
+        let code = key.withUnsafeBytes { keyBytes in
+            value.withUnsafeBytes { valueBytes in
+                var keyVal = MDB_val(
+                    mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var valueVal = MDB_val(
+                    mv_size: valueBytes.count,
+                    mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
                 return mdb_put(handle, dbi, &keyVal, &valueVal, 0)
             }
         }
@@ -125,9 +128,9 @@ struct Transaction: ~Copyable {
 
     /// Deletes a key; a missing key is not an error.
     func delete(_ dbi: MDB_dbi, key: [UInt8]) throws(LMDBError) {
-        var key = key
-        let code = key.withUnsafeMutableBytes { keyBytes in
-            var keyVal = MDB_val(mv_size: keyBytes.count, mv_data: keyBytes.baseAddress)
+        let code = key.withUnsafeBytes { keyBytes in
+            var keyVal = MDB_val(
+                mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
             return mdb_del(handle, dbi, &keyVal, nil)
         }
         if code == MDB_NOTFOUND { return }

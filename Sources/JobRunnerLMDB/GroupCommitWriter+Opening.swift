@@ -51,9 +51,10 @@ extension GroupCommitWriter {
                 later.insert(StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence))
             }
         }
-        // A row's key is `run \0 job \0 occurrence`, the occurrence the same for every new
-        // job: keys sort as the job ids' bytes do (LMDB compares bytes).
-        let ids = jobs.map(\.jobID)
+        // A row's key is `run \0 job \0 occurrence`, the occurrence the same (empty) for every
+        // new job: keys sort as the job ids' bytes do (LMDB compares bytes). A record is made
+        // only for a row that is written.
+        let ids = jobs.indices.map { jobs.jobID($0) }
         let order = jobs.indices.sorted { ids[$0].utf8.lexicographicallyPrecedes(ids[$1].utf8) }
         var start = 0
         while start < order.count {
@@ -61,9 +62,10 @@ extension GroupCommitWriter {
             try environment.write { txn throws(LMDBError) in
                 if start == 0 { try Self.markOpening(runID, in: txn, tables) }
                 for position in chunk {
-                    let job = jobs[position]
-                    let key = StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence)
+                    let key = StoreKey.job(runID: runID, jobID: ids[position], occurrence: "")
                     if later.contains(key) { continue }
+                    let job = jobs[position]
+                    assert(job.occurrence.isEmpty && job.jobID == ids[position])
                     try txn.put(tables.jobs, key: key, value: RecordJSON.encode(job))
                 }
             }

@@ -385,13 +385,16 @@ final class GroupCommitWriter: @unchecked Sendable {
         // fast job's start and end often share a batch.
         // Last first: the submissions in reverse, each one's changes in reverse (not flattened
         // into one array, which would copy every change of a run's opening).
-        let changes = batch.reversed().lazy.flatMap { $0.changes.reversed() }.flatMap(OneRowChanges.init)
+        var aheadRunID: String?
+        let changes = batch.reversed().lazy.flatMap { $0.changes.reversed() }.flatMap {
+            OneRowChanges($0, skippingNewJobsOf: aheadRunID)
+        }
         var written = Set<Row>(minimumCapacity: min(batch.reduce(0) { $0 + $1.changes.count }, 1 << 16))
         var pruned: [String] = []
         var failure: (any Error)?
         // The run whose new jobs were written ahead, if any: only its rows are skipped below
         // (an occurrence opened in the same batch keeps its own).
-        let aheadRunID = try largeOpening(in: batch).flatMap { jobs throws(LMDBError) in
+        aheadRunID = try largeOpening(in: batch).flatMap { jobs throws(LMDBError) in
             try writeAhead(jobs, batch: batch, tables: tables) ? jobs.runID : nil
         }
         if aheadRunID != nil, failsAfterWritingAhead {
@@ -439,16 +442,23 @@ final class GroupCommitWriter: @unchecked Sendable {
 }
 
 /// A change as changes of one row each, last first: a new run's jobs (`putNewJobs`) are as many
-/// `putJob`s, made one at a time as they are written, and said to be new jobs.
+/// `putJob`s, made one at a time as they are written, and said to be new jobs; none for the
+/// run whose new jobs were written ahead (no record is made for them).
 private struct OneRowChanges: RandomAccessCollection {
     let change: StoreChange
+    let count: Int
 
-    init(_ change: StoreChange) { self.change = change }
+    init(_ change: StoreChange, skippingNewJobsOf aheadRunID: String?) {
+        self.change = change
+        if case .putNewJobs(let jobs) = change {
+            count = jobs.runID == aheadRunID ? 0 : jobs.count
+        } else {
+            count = 1
+        }
+    }
 
     var startIndex: Int { 0 }
-    var endIndex: Int {
-        if case .putNewJobs(let jobs) = change { jobs.count } else { 1 }
-    }
+    var endIndex: Int { count }
 
     subscript(position: Int) -> (change: StoreChange, isNewJob: Bool) {
         guard case .putNewJobs(let jobs) = change else { return (change, false) }

@@ -8,14 +8,36 @@ enum StoreKey {
 
     static func runPrefix(_ runID: String) -> [UInt8] { Array(runID.utf8) + [separator] }
 
+    // Each key is made in one array of the right size: two are made on every transition.
     static func job(runID: String, jobID: String, occurrence: String) -> [UInt8] {
-        runPrefix(runID) + Array(jobID.utf8) + [separator] + Array(occurrence.utf8)
+        var key = jobKey(runID: runID, jobID: jobID, occurrence: occurrence, extra: 0)
+        key.append(contentsOf: occurrence.utf8)
+        return key
     }
 
     static func attempt(runID: String, jobID: String, occurrence: String, number: Int) -> [UInt8] {
-        let value = UInt64(max(0, number))
-        return job(runID: runID, jobID: jobID, occurrence: occurrence) + [separator]
-            + (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (UInt64($0) * 8)) }
+        var key = jobKey(runID: runID, jobID: jobID, occurrence: occurrence, extra: 9)
+        key.append(contentsOf: occurrence.utf8)
+        key.append(separator)
+        appendBigEndian(UInt64(max(0, number)), to: &key)
+        return key
+    }
+
+    /// `run \0 job \0`, with room for the occurrence and `extra` bytes more.
+    private static func jobKey(runID: String, jobID: String, occurrence: String, extra: Int) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(runID.utf8.count + jobID.utf8.count + occurrence.utf8.count + 2 + extra)
+        key.append(contentsOf: runID.utf8)
+        key.append(separator)
+        key.append(contentsOf: jobID.utf8)
+        key.append(separator)
+        return key
+    }
+
+    private static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) {
+            key.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
     }
 
     static func pipeline(_ name: String) -> [UInt8] { Array(name.utf8) }
@@ -23,7 +45,9 @@ enum StoreKey {
     static func schedule(_ jobID: String) -> [UInt8] { Array(jobID.utf8) }
 
     static func request(runID: String, id: UInt64) -> [UInt8] {
-        runPrefix(runID) + (0..<8).reversed().map { UInt8(truncatingIfNeeded: id >> (UInt64($0) * 8)) }
+        var key = runPrefix(runID)
+        appendBigEndian(id, to: &key)
+        return key
     }
 
     static let schemaVersion: [UInt8] = Array("schemaVersion".utf8)

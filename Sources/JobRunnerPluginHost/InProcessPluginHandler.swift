@@ -33,84 +33,106 @@ public struct InProcessPluginHandler: JobHandler {
     /// Calls the job's handler on one of the threads; returns its result, or ends the attempt
     /// first on a timeout or a stop.
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        let (plugin, handler): (LoadedPlugin, String)
-        switch catalog.target(of: request) {
-        case .success(let target): (plugin, handler) = target
-        case .failure(let failure): return failure.result
-        }
-        let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
         let call = Call()
-        let clock = self.clock
-        let timeout = request.job.timeout
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<AttemptResult, Never>) in
-                call.start(continuation)
-                threads.submit { state in
-                    guard case .active = state else {
-                        return call.finish(AttemptResult(outcome: .interrupted, reason: "runner stopping"))
-                    }
-                    // Stopped while it waited for a thread: the handler is not called at all.
-                    guard !call.isFinished else { return }
-                    // The timeout counts from the call, not from the wait for a thread.
-                    let timer = timeout.map { timeout in
-                        let deadline = clock.now().addingTimeInterval(timeout.seconds)
-                        return Task {
-                            guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                            call.finish(
-                                AttemptResult(
-                                    outcome: .timeout,
-                                    reason:
-                                        "timeout after \(JobDuration.format(timeout)); the handler was left running"
-                                ))
-                        }
-                    }
-                    let result = plugin.invoke(handler: handler, request: bytes) {
-                        AttemptResult(pluginResponse: $0)
-                    }
-                    timer?.cancel()
-                    call.finish(result)
-                }
+                call.start { continuation.resume(returning: $0) }
+                submit(request, call)
             }
         } onCancel: {
-            call.finish(AttemptResult(outcome: .interrupted, reason: "runner stopping"))
+            call.finish(Self.stopped)
+        }
+    }
+
+    /// The same without a task: `ended` gets the result, on the thread that made it.
+    public func start(_ request: AttemptRequest, ended: @escaping @Sendable (AttemptResult) -> Void)
+        -> AttemptStop?
+    {
+        let call = Call()
+        call.start(ended)
+        submit(request, call)
+        return AttemptStop { call.finish(Self.stopped) }
+    }
+
+    private static let stopped = AttemptResult(outcome: .interrupted, reason: "runner stopping")
+
+    /// Queues the call for a thread; `call` gets its result, unless a stop or the timeout
+    /// gave it one first. The request is made on that thread too: `start` is called by the
+    /// runner's own loop, which has every other attempt to see to.
+    private func submit(_ request: AttemptRequest, _ call: Call) {
+        let catalog = self.catalog
+        let clock = self.clock
+        threads.submit { state in
+            guard case .active = state else {
+                return call.finish(Self.stopped)
+            }
+            // Stopped while it waited for a thread: the handler is not called at all.
+            guard !call.isFinished else { return }
+            let (plugin, handler): (LoadedPlugin, String)
+            switch catalog.target(of: request) {
+            case .success(let target): (plugin, handler) = target
+            case .failure(let failure): return call.finish(failure.result)
+            }
+            let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
+            let timeout = request.job.timeout
+            // The timeout counts from the call, not from the wait for a thread.
+            let timer = timeout.map { timeout in
+                let deadline = clock.now().addingTimeInterval(timeout.seconds)
+                return Task {
+                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                    call.finish(
+                        AttemptResult(
+                            outcome: .timeout,
+                            reason:
+                                "timeout after \(JobDuration.format(timeout)); the handler was left running"
+                        ))
+                }
+            }
+            let result = plugin.invoke(handler: handler, request: bytes) {
+                AttemptResult(pluginResponse: $0)
+            }
+            timer?.cancel()
+            call.finish(result)
         }
     }
 }
 
-/// One call's continuation, resumed by whichever comes first: the plugin, the timeout, a stop.
+/// One call's end, delivered once to whoever waits for it, by whichever comes first: the
+/// plugin, the timeout, a stop.
 final class Call: @unchecked Sendable {
     // @unchecked: guarded by `lock`.
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<AttemptResult, Never>?
+    private var deliver: (@Sendable (AttemptResult) -> Void)?
     private var early: AttemptResult?
     private var done = false
 
-    func start(_ continuation: CheckedContinuation<AttemptResult, Never>) {
+    /// Says where the result goes; called once, before or after `finish`.
+    func start(_ deliver: @escaping @Sendable (AttemptResult) -> Void) {
         let ready: AttemptResult? = lock.withLock {
             if let early {
                 done = true
                 return early
             }
-            self.continuation = continuation
+            self.deliver = deliver
             return nil
         }
-        if let ready { continuation.resume(returning: ready) }
+        if let ready { deliver(ready) }
     }
 
     /// Whether the call has its result already (a stop or a timeout came first).
     var isFinished: Bool { lock.withLock { done || early != nil } }
 
     func finish(_ result: AttemptResult) {
-        let waiting: CheckedContinuation<AttemptResult, Never>? = lock.withLock {
+        let waiting: (@Sendable (AttemptResult) -> Void)? = lock.withLock {
             guard !done else { return nil }
-            guard let continuation else {
+            guard let deliver else {
                 if early == nil { early = result }
                 return nil
             }
             done = true
-            self.continuation = nil
-            return continuation
+            self.deliver = nil
+            return deliver
         }
-        waiting?.resume(returning: result)
+        waiting?(result)
     }
 }

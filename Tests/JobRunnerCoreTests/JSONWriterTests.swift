@@ -20,6 +20,19 @@ import Testing
         #expect(try JSONDecoder().decode(JSONValue.self, from: Data(writer.bytes)) == value)
     }
 
+    /// Integers of every width are written as `String(value)` writes them.
+    @Test func integersAreWrittenInDecimalAsStringWritesThem() {
+        let values: [any BinaryInteger] = [
+            0, 7, -7, 10, -10, 1_234_567_890, Int.max, Int.min, Int32.min, Int32.max, UInt64.max,
+            UInt64(Int64.max) + 1, Int8.min, UInt8.max,
+        ]
+        for value in values {
+            var writer = JSONWriter()
+            writer.integer(value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(describing: value))
+        }
+    }
+
     @Test func membersAreSeparatedAndAbsentOnesLeftOut() throws {
         var writer = JSONWriter()
         writer.beginObject()

@@ -23,6 +23,13 @@ struct JobHandlers: JobHandler {
         }
     }
 
+    /// In-process plugin calls start without a task of their own; the rest run in one.
+    func start(_ request: AttemptRequest, ended: @escaping @Sendable (AttemptResult) -> Void) -> AttemptStop?
+    {
+        guard case .plugin = request.job.handler, request.job.isolation == .inprocess else { return nil }
+        return inProcess.start(request, ended: ended)
+    }
+
     /// Stops the plugin workers (`isolation: process`) once the run has ended.
     func shutDown() async {
         await workers?.shutDown()

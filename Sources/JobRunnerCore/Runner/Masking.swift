@@ -49,12 +49,28 @@ public struct MaskingHandler: JobHandler {
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        var result = await inner.run(request)
+        Self.masked(
+            await inner.run(request), secrets: secrets, log: masksOwnLogs(request) ? nil : request.logPath)
+    }
+
+    /// The inner handler's start, its result masked before `ended` gets it (on the thread that
+    /// ended the attempt, which may block on rewriting the log).
+    public func start(_ request: AttemptRequest, ended: @escaping @Sendable (AttemptResult) -> Void)
+        -> AttemptStop?
+    {
+        let secrets = self.secrets
+        let log = masksOwnLogs(request) ? nil : request.logPath
+        return inner.start(request) { result in ended(Self.masked(result, secrets: secrets, log: log)) }
+    }
+
+    /// `result` with the secrets masked, and the log at `log` (unless nil) rewritten masked.
+    private static func masked(_ result: AttemptResult, secrets: Secrets, log: String?) -> AttemptResult {
         let masker = secrets.masker
         guard !masker.isEmpty else { return result }
+        var result = result
         result.reason = result.reason.map(masker.mask)
         result.outputs = result.outputs.mapValues(masker.mask)
-        if !masksOwnLogs(request) { Self.maskFile(request.logPath, with: masker) }
+        if let log { maskFile(log, with: masker) }
         return result
     }
 

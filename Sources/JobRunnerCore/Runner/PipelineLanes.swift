@@ -68,6 +68,20 @@ struct PipelineLanes {
     /// Ready jobs of every pipeline, in no particular order.
     var readyJobs: [String] { ready.values.flatMap(\.ids) }
 
+    /// At most how many ready jobs could start now: as many as the free slots of their pipelines
+    /// and the global cap allow (suspensions and the rest not looked at).
+    var roomToStart: Int {
+        var room = 0
+        for (name, queue) in ready {
+            let limit = plan.maxConcurrent(name)
+            room +=
+                limit == 0
+                ? queue.count : min(queue.count, max(0, limit - runningPerPipeline[name, default: 0]))
+        }
+        if let maxRunning { room = min(room, max(0, maxRunning - runningCount)) }
+        return room
+    }
+
     // MARK: Starting
 
     /// Takes the best ready job that may start now out of its queue: the pipeline is not

@@ -38,12 +38,13 @@ extension Runner {
         private var freshWait: (until: ContinuousClock.Instant, task: Task<Void, Never>)?
         private(set) var stopSignal: Int32?
         private(set) var storeFailure: StoreError?
-        /// Attempts run as tasks of their own, not children of a task group: the runtime keeps
-        /// a group's children in a list it walks to add and remove one, so 20,000 attempts at
-        /// once (an unlimited pipeline) made each start and end cost O(n). Each is cancelled on
-        /// a stop, and the loop ends only after every one has reported its end.
+        /// Attempts under way: each started by its handler without a task (``AttemptStop``), or
+        /// run as a task of its own, not a child of a task group: the runtime keeps a group's
+        /// children in a list it walks to add and remove one, so 20,000 attempts at once (an
+        /// unlimited pipeline) made each start and end cost O(n). Each is ended on a stop, and
+        /// the loop ends only after every one has reported its end.
         private var attemptTasks:
-            [AttemptKey: (attempt: Int, task: Task<Void, Never>, started: ContinuousClock.Instant)] = [:]
+            [AttemptKey: (attempt: Int, running: RunningAttempt, started: ContinuousClock.Instant)] = [:]
         /// Constraint checks and satisfies under way, awaited before the run returns.
         private var sideTasks: [Int: Task<Void, Never>] = [:]
         private var nextSideTask = 0
@@ -56,6 +57,20 @@ extension Runner {
         private var lastPrune = Date.distantPast
         /// The finished runs retention chooses from, read once and kept up to date as runs end.
         private var finishedRuns: FinishedRuns
+
+        /// An attempt under way, and how a stop ends it.
+        private enum RunningAttempt {
+            case task(Task<Void, Never>)
+            case started(AttemptStop)
+
+            /// Ends it as `interrupted`; its end still comes back as a message.
+            func end() {
+                switch self {
+                case .task(let task): task.cancel()
+                case .started(let stop): stop()
+                }
+            }
+        }
 
         private struct AttemptKey: Hashable {
             let runID: String
@@ -447,7 +462,7 @@ extension Runner {
             commitSubmitted = .now
             let mailbox = runner.mailbox
             let effects = decision.effects
-            runner.store.submit(decision.changes) { result in mailbox.yield(.durable(result, effects)) }
+            runner.store.submit(decision.changes) { result in mailbox.yieldFirst(.durable(result, effects)) }
         }
 
         private func stop(_ signal: Int32) {
@@ -455,7 +470,7 @@ extension Runner {
             stopSignal = signal
             runner.logger.notice(
                 "stopping: no new attempts; ending the running ones", metadata: ["signal": "\(signal)"])
-            for (_, running) in attemptTasks { running.task.cancel() }
+            for (_, attempt) in attemptTasks { attempt.running.end() }
             for (_, task) in sideTasks { task.cancel() }
             timer?.task.cancel()
             timer = nil
@@ -530,7 +545,7 @@ extension Runner {
                         running.attempt == attempt
                     {
                         // The handler ends the process group and reports `interrupted`.
-                        running.task.cancel()
+                        running.running.end()
                     } else if let orphans = runner.orphans {
                         // Unstructured: ending a process group takes up to the grace period.
                         let orphan = Orphan(
@@ -557,14 +572,19 @@ extension Runner {
                                 pidStartTime: orphans?.startTime(of: pid))))
                 })
             let handler = runner.handler
-            let task = Task {
-                let result = await handler.run(request)
+            let ended: @Sendable (AttemptResult) -> Void = { result in
                 mailbox.yield(
                     .input(
                         run: order.runID, .attemptEnded(jobID: order.jobID, attempt: order.attempt, result)))
             }
+            let running: RunningAttempt
+            if let stop = handler.start(request, ended: ended) {
+                running = .started(stop)
+            } else {
+                running = .task(Task { ended(await handler.run(request)) })
+            }
             let key = AttemptKey(runID: order.runID, jobID: order.jobID)
-            attemptTasks[key] = (order.attempt, task, .now)
+            attemptTasks[key] = (order.attempt, running, .now)
             fresh.insert(key)
         }
 

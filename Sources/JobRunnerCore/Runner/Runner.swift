@@ -97,8 +97,7 @@ public final class Runner: Sendable {
     let options: RunnerOptions
     let logger: Logger
     private let randomSeed: UInt64?
-    let messages: AsyncStream<Message>
-    let mailbox: AsyncStream<Message>.Continuation
+    let mailbox = Mailbox<Message>()
     /// The signal of a stop request (0: none), looked at before each message: a stop must not
     /// wait behind thousands of queued messages (a burst of occurrences ending, say).
     private let stopRequest = Atomic<Int32>(0)
@@ -128,7 +127,6 @@ public final class Runner: Sendable {
         self.options = options
         self.logger = logger
         self.randomSeed = randomSeed
-        (messages, mailbox) = AsyncStream.makeStream(of: Message.self)
     }
 
     /// Asks the runner to stop cleanly: no new attempts, running ones are ended and recorded
@@ -176,12 +174,18 @@ public final class Runner: Sendable {
         let background = startBackgroundTasks()
         defer { for task in background { task.cancel() } }
         pump.start(opening: opening, unfinished: unfinished)
-        if !pump.isDone {
-            for await message in messages {
-                let stop = stopRequest.load(ordering: .relaxed)
-                if stop != 0 && pump.stopSignal == nil { pump.receive(.stop(stop)) }
-                pump.receive(message)
-                if pump.isDone { break }
+        /// Hands one message to the pump; false once the pump is done.
+        func deliver(_ message: Message) -> Bool {
+            let stop = stopRequest.load(ordering: .relaxed)
+            if stop != 0 && pump.stopSignal == nil { pump.receive(.stop(stop)) }
+            pump.receive(message)
+            return !pump.isDone
+        }
+        waiting: while !pump.isDone, let batch = await mailbox.next() {
+            for message in batch {
+                // A commit's end goes first: the store takes what waits while the rest is handled.
+                for first in mailbox.takeFirst() where !deliver(first) { break waiting }
+                guard deliver(message) else { break waiting }
             }
         }
         await pump.finishSideTasks()

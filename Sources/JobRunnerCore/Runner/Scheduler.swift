@@ -355,6 +355,14 @@ public struct Scheduler {
     private mutating func startReadyJobs(now: Date) {
         if !online { markInternetWaiters(now: now) }
         let online = self.online
+        // Each start adds two changes and two effects. Room for many at once (a run's opening
+        // with an unlimited pipeline) spares copying the lists as they grow; a few are left to
+        // the lists' own growth, which stays amortized.
+        let room = lanes.roomToStart
+        if room >= Self.startsReservedAtOnce {
+            decision.changes.reserveCapacity(decision.changes.count + 2 * room)
+            decision.effects.reserveCapacity(decision.effects.count + 2 * room)
+        }
         while let job = lanes.takeNext(online: online, allowed: { !$0.requiresInternet }) {
             if gate.mustCheck(job) {
                 // Constraints are checked before an attempt exists (SPEC 5.6); the job takes no
@@ -366,6 +374,9 @@ public struct Scheduler {
             start(job, now: now)
         }
     }
+
+    /// The fewest possible starts for which ``startReadyJobs(now:)`` makes room in the lists first.
+    static let startsReservedAtOnce = 1024
 
     private mutating func start(_ job: RunPlan.Job, now: Date) {
         guard var record = jobs[job.id] else { return }

@@ -31,6 +31,10 @@ public struct NewJobRecords: Sendable, Hashable, RandomAccessCollection {
         return record
     }
 
+    /// The id of the job at `position`, without making its record. Every new job's record has
+    /// the empty occurrence (a one-shot job's).
+    public func jobID(_ position: Int) -> String { jobs[position].id }
+
     /// What reports the job at `position`: `queued`, or `skipped` because it is disabled.
     public func event(_ position: Int) -> RunEvent {
         let job = jobs[position]

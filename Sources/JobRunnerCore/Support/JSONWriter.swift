@@ -114,7 +114,20 @@ public struct JSONWriter: Sendable {
 
     public mutating func integer(_ value: some BinaryInteger) {
         separate()
-        bytes.append(contentsOf: String(value).utf8)
+        guard let value = Int64(exactly: value) else { return bytes.append(contentsOf: String(value).utf8) }
+        // Digits written in place: making a String of each number cost more than the rest of
+        // a record (two records are written on every transition).
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// A Double's description is the shortest text that reads back as the same Double. JSON has
