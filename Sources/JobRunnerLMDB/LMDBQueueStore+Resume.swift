@@ -14,7 +14,9 @@ extension LMDBQueueStore {
             guard !resumable.run.state.isFinal else { return resumable }
             try txn.scanInPlace(tables.jobs, prefix: StoreKey.runPrefix(runID)) {
                 _, value throws(LMDBError) in
-                if let progress = RecordJSON.decodeJobProgress(value) {
+                if let progress = RecordJSON.decodeWrittenJobProgress(value)
+                    ?? RecordJSON.decodeJobProgress(value)
+                {
                     resumable.take(progress)
                 } else {
                     resumable.take(try Self.decodeJob(value, decoder))

@@ -212,6 +212,9 @@ struct FlatJSONReader {
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
+    /// How many bytes it has read.
+    var offset: Int { index }
+
     mutating func atEnd() -> Bool {
         skipSpace()
         return index == bytes.count

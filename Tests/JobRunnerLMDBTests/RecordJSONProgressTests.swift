@@ -16,11 +16,39 @@ import Testing
         bytes.withUnsafeBytes { RecordJSON.decodeJob($0) }
     }
 
+    /// The reader of rows exactly as written: what the general reader reads, or nil.
+    func written(_ bytes: [UInt8]) -> JobProgress? {
+        let direct = bytes.withUnsafeBytes { RecordJSON.decodeWrittenJobProgress($0) }
+        if let direct { #expect(direct == progress(bytes)) }
+        return direct
+    }
+
+    /// Rows as a run writes them, in plain ASCII: each read by the reader of written rows.
+    @Test func readsPlainRowsWhereTheyMustBe() {
+        for state in JobState.allCases {
+            for date in RecordJSONTests.dates {
+                var record = RecordJSONTests.fullJob("plain", state: state, date: date)
+                #expect(written(RecordJSON.encode(record)) != nil, "\(record)")
+                record.allowFailure = false
+                record.when = .success
+                record.reason = nil
+                record.exitCode = nil
+                record.firstStartedAt = nil
+                record.nextAttemptAt = nil
+                #expect(written(RecordJSON.encode(record)) != nil, "\(record)")
+                record.needs = []
+                record.maxAttempts = nil
+                #expect(written(RecordJSON.encode(record)) != nil, "\(record)")
+            }
+        }
+    }
+
     @Test(arguments: RecordJSONTests.awkward) func readsWhatTheWholeReaderReads(text: String) {
         for state in JobState.allCases {
             for date in RecordJSONTests.dates {
                 let bytes = RecordJSON.encode(RecordJSONTests.fullJob(text, state: state, date: date))
                 #expect(progress(bytes) == whole(bytes).map(JobProgress.init))
+                _ = written(bytes)
             }
         }
         let bare = RecordJSON.encode(JobRecord(jobID: text, pipeline: text, maxAttempts: nil))
@@ -31,6 +59,11 @@ import Testing
         let bytes = RecordJSON.encode(RecordJSONTests.fullJob("é \" \\ \u{1F680}"))
         for length in 0..<bytes.count {
             #expect(progress(Array(bytes[..<length])) == nil, "a record cut at \(length) bytes")
+            #expect(written(Array(bytes[..<length])) == nil, "a record cut at \(length) bytes")
+        }
+        let plain = RecordJSON.encode(RecordJSONTests.fullJob("plain"))
+        for length in 0..<plain.count {
+            #expect(written(Array(plain[..<length])) == nil, "a record cut at \(length) bytes")
         }
         let texts = [
             #"{"jobID":"a","pipeline":"p","state":"failed","attempts":1,"later":true}"#,
@@ -49,6 +82,7 @@ import Testing
         for text in texts {
             let bytes = Array(text.utf8)
             #expect(progress(bytes) == whole(bytes).map(JobProgress.init), "\(text)")
+            _ = written(bytes)
         }
         #expect(progress(Array(texts[10].utf8))?.state == .failed)
     }

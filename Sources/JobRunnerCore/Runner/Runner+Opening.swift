@@ -112,15 +112,15 @@ extension Runner {
     /// Ends the processes of a run's attempts left without an outcome (`attempts` by job id).
     private func endOrphans(runID: String, attempts byJob: [String: [AttemptRecord]]) async {
         guard let orphans else { return }
-        for attempts in byJob.values {
-            for attempt in attempts where attempt.outcome == nil {
-                await orphans.terminate(
-                    Orphan(
-                        runID: runID, jobID: attempt.jobID, attempt: attempt.number,
-                        pid: attempt.pid,
-                        startTime: attempt.pidStartTime))
+        // All at once: a look for an attempt's processes reads every process on the machine.
+        let left = byJob.keys.sorted().flatMap { id in
+            (byJob[id] ?? []).filter { $0.outcome == nil }.map { attempt in
+                Orphan(
+                    runID: runID, jobID: attempt.jobID, attempt: attempt.number, pid: attempt.pid,
+                    startTime: attempt.pidStartTime)
             }
         }
+        if !left.isEmpty { await orphans.terminate(left) }
     }
 
     /// A sortable run id: UTC date and time to the millisecond, then four random hex digits.
