@@ -106,12 +106,13 @@ public struct RunPlan: Sendable {
         // By index, with the pipelines that need the internet found once: a copy of each of
         // 100,000 definitions and a look-up of its pipeline cost more than the rest.
         let online = Set(workload.pipelines.filter(\.value.requiresInternet).keys)
-        let definitions = workload.jobs
-        let jobs = definitions.indices.map { index in
-            Job(
-                definitions[index],
-                requiresInternet: definitions[index].requiresInternet
-                    || (!online.isEmpty && online.contains(definitions[index].pipeline)))
+        let jobs = workload.jobs.withUnsafeBufferPointer { definitions in
+            definitions.indices.map { index in
+                Job(
+                    definitions[index],
+                    requiresInternet: definitions[index].requiresInternet
+                        || (!online.isEmpty && online.contains(definitions[index].pipeline)))
+            }
         }
         // The workload's index gives the same positions: shared, not built again.
         self.init(jobs: jobs, pipelines: Array(workload.pipelines.values), index: workload.indexByID)

@@ -143,7 +143,7 @@ public final class Runner: Sendable {
     /// date; the next attempts of every job use the new definitions. The run of one-shot jobs
     /// keeps its set of jobs.
     public func reload(_ workload: Workload) {
-        mailbox.yield(.reload(workload, workload.jobs.compactMap(Timetable.Job.init)))
+        mailbox.yield(.reload(workload, Timetable.Job.entries(of: workload)))
     }
 
     /// Tells the runner that operator requests or suspensions may have changed in the store

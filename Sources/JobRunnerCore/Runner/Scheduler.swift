@@ -115,14 +115,13 @@ public struct Scheduler {
         }
         for position in plan.jobs.indices {
             guard let state = self.jobs.state(at: position), !state.isFinal else { continue }
-            let job = plan.jobs[position]
             // A need that ended badly while no runner was there to block this job.
-            if let failedNeed = blockingNeed(of: job) {
-                block([(job.id, failedNeed)], now: now)
+            if let failedNeed = blockingNeed(at: position) {
+                block([(plan.jobs[position].id, failedNeed)], now: now)
                 continue
             }
             // What `makeReadyIfDue` looks at first, without finding the job by id.
-            if unmetNeeds[position: position] == 0 { makeReadyIfDue(job, now: now) }
+            if unmetNeeds[position: position] == 0 { makeReadyIfDue(plan.jobs[position], now: now) }
         }
     }
 
@@ -610,8 +609,12 @@ public struct Scheduler {
     /// The first of a job's needs whose end blocks it: a need that failed, was blocked or was
     /// cancelled, unless the job runs `when: failure` or `always`.
     private func blockingNeed(of job: RunPlan.Job) -> String? {
-        guard !job.when.waitsForFinalNeeds else { return nil }
-        guard let position = plan.position(of: job.id) else { return nil }
+        plan.position(of: job.id).flatMap { blockingNeed(at: $0) }
+    }
+
+    /// ``blockingNeed(of:)`` of the job at `position` in the plan.
+    private func blockingNeed(at position: Int) -> String? {
+        guard !plan.jobs[position].when.waitsForFinalNeeds else { return nil }
         return plan.needPositions(of: position).first { $0 >= 0 && jobs.endedBadly(at: Int($0)) }.map {
             plan.jobs[Int($0)].id
         }
