@@ -11,7 +11,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// The schema this build reads and writes.
     public static let schemaVersion = 1
 
-    private let environment: Environment
+    let environment: Environment
     private let writer: GroupCommitWriter
 
     /// Transactions committed by the writer; for benchmarks and tests of group commit.
@@ -151,18 +151,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                 let job = try Self.decodeJob(value, decoder)
                 snapshot.jobs[job.jobID] = job
             }
-            try txn.scanInPlace(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
-                if openAttemptsOnly, RecordJSON.hasOutcome(value) { return }
-                var attempt = RecordJSON.decodeAttempt(value)
-                if attempt == nil { attempt = try Self.decode(AttemptRecord.self, Array(value), decoder) }
-                guard let attempt, !openAttemptsOnly || attempt.outcome == nil else { return }
-                snapshot.attempts[attempt.jobID, default: []].append(attempt)
-            }
-            try txn.scan(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
-                let rest = key.dropFirst(prefix.count)
-                let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
-                snapshot.outputs[jobID] = try Self.decode([String: String].self, value, decoder)
-            }
+            (snapshot.attempts, snapshot.outputs) = try Self.readAttemptsAndOutputs(
+                txn, tables, decoder, runID: runID, openAttemptsOnly: openAttemptsOnly)
             return snapshot
         }
         // A large run's pages were all read once; a resuming runner need not keep them mapped.
@@ -170,6 +160,29 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             environment.releaseMappedPages()
         }
         return snapshot
+    }
+
+    /// A run's attempts by job id (only those without an outcome, when asked) and outputs.
+    static func readAttemptsAndOutputs(
+        _ txn: borrowing Transaction, _ tables: Tables, _ decoder: JSONDecoder, runID: String,
+        openAttemptsOnly: Bool
+    ) throws(LMDBError) -> (attempts: [String: [AttemptRecord]], outputs: [String: [String: String]]) {
+        let prefix = StoreKey.runPrefix(runID)
+        var attempts: [String: [AttemptRecord]] = [:]
+        var outputs: [String: [String: String]] = [:]
+        try txn.scanInPlace(tables.attempts, prefix: prefix) { _, value throws(LMDBError) in
+            if openAttemptsOnly, RecordJSON.hasOutcome(value) { return }
+            var attempt = RecordJSON.decodeAttempt(value)
+            if attempt == nil { attempt = try Self.decode(AttemptRecord.self, Array(value), decoder) }
+            guard let attempt, !openAttemptsOnly || attempt.outcome == nil else { return }
+            attempts[attempt.jobID, default: []].append(attempt)
+        }
+        try txn.scan(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
+            let rest = key.dropFirst(prefix.count)
+            let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
+            outputs[jobID] = try Self.decode([String: String].self, value, decoder)
+        }
+        return (attempts, outputs)
     }
 
     public func runs() throws(StoreError) -> [RunRecord] {

@@ -193,7 +193,7 @@ private enum AttemptMember: CaseIterable, StoredMember {
 
 /// The members of a stored job record, in the order `RecordJSON.encode` writes them; each
 /// case is named as its member.
-private enum JobMember: CaseIterable, StoredMember {
+enum JobMember: CaseIterable, StoredMember {
     case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
     case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
     case allowFailure, when
@@ -211,6 +211,9 @@ struct FlatJSONReader {
     private(set) var failed = false
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    /// How many bytes it has read.
+    var offset: Int { index }
 
     mutating func atEnd() -> Bool {
         skipSpace()

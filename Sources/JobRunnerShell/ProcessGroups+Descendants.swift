@@ -106,11 +106,16 @@ extension ProcessGroups {
 
     /// Whether the environment of `pid` holds every entry of `mark`.
     static func isMarked(_ pid: Int32, _ mark: [String]) -> Bool {
+        isMarked(pid, anyOf: [mark])
+    }
+
+    /// Whether the environment of `pid` holds every entry of one of `marks`; read once.
+    static func isMarked(_ pid: Int32, anyOf marks: [[String]]) -> Bool {
         guard let environment = readWholeFile("/proc/\(pid)/environ"), !environment.isEmpty else {
             return false
         }
         let variables = Set(environment.split(separator: 0))
-        return mark.allSatisfy { variables.contains(ArraySlice($0.utf8)) }
+        return marks.contains { mark in mark.allSatisfy { variables.contains(ArraySlice($0.utf8)) } }
     }
 
     /// A whole file read with plain system calls, or nil when it cannot be opened; for /proc
@@ -129,11 +134,17 @@ extension ProcessGroups {
     ///   process is no subreaper: reading every process's environment after every attempt
     ///   costs too much.
     static func groups(marked mark: [String], orphansOnly: Bool = false) -> Set<Int32> {
+        groups(markedByAnyOf: [mark], orphansOnly: orphansOnly)
+    }
+
+    /// The process groups of live processes (this one aside) marked by any of `marks`, in one
+    /// look at every process.
+    static func groups(markedByAnyOf marks: [[String]], orphansOnly: Bool = false) -> Set<Int32> {
         let me = getpid()
         var groups = Set<Int32>()
         for entry in processTable()
         where entry.pid != me && entry.state != UInt8(ascii: "Z") && (!orphansOnly || entry.parent == 1) {
-            if isMarked(entry.pid, mark) { groups.insert(entry.group) }
+            if isMarked(entry.pid, anyOf: marks) { groups.insert(entry.group) }
         }
         return groups
     }
@@ -141,8 +152,15 @@ extension ProcessGroups {
     /// ``groups(marked:)`` on a thread of its own: a look at every process takes long enough
     /// to starve the cooperative pool (two threads on two cores), whose timers then slip.
     static func groupsOffThePool(marked mark: [String], orphansOnly: Bool = false) async -> Set<Int32> {
+        await groupsOffThePool(markedByAnyOf: [mark], orphansOnly: orphansOnly)
+    }
+
+    static func groupsOffThePool(markedByAnyOf marks: [[String]], orphansOnly: Bool = false) async -> Set<
+        Int32
+    > {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: groups(marked: mark, orphansOnly: orphansOnly)) }.start()
+            Thread { continuation.resume(returning: groups(markedByAnyOf: marks, orphansOnly: orphansOnly)) }
+                .start()
         }
     }
 

@@ -104,13 +104,22 @@ public struct ProcessGroups: OrphanTerminator {
     /// every process whose environment names this run, job and attempt — which finds the
     /// attempt even when the runner died before it could store the pid.
     public func terminate(_ orphan: Orphan) async {
+        await terminate([orphan])
+    }
+
+    /// Ends the groups of every orphaned attempt as ``terminate(_:)-(Orphan)`` does one's, with
+    /// one look at every process for all of them: a runner killed with eight attempts running
+    /// read every process's environment eight times before it could start again.
+    public func terminate(_ orphans: [Orphan]) async {
+        guard !orphans.isEmpty else { return }
         var groups = Set<Int32>()
-        if let pid = orphan.pid {
+        for orphan in orphans {
+            guard let pid = orphan.pid else { continue }
             let current = startTime(of: pid)
             if orphan.startTime == nil || current == nil || current == orphan.startTime { groups.insert(pid) }
         }
-        let mark = Self.attemptMark(runID: orphan.runID, jobID: orphan.jobID, attempt: orphan.attempt)
-        groups.formUnion(await Self.groupsOffThePool(marked: mark))
+        let marks = orphans.map { Self.attemptMark(runID: $0.runID, jobID: $0.jobID, attempt: $0.attempt) }
+        groups.formUnion(await Self.groupsOffThePool(markedByAnyOf: marks))
         for group in groups.sorted() where group > 1 {
             await Self.terminate(group: group, killGrace: killGrace, clock: clock)
         }

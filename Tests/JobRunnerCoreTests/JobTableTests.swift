@@ -88,4 +88,32 @@ import Testing
         #expect(table["off"] == nil, "no record was stored for it")
         #expect(table.values.count == 2, "records of jobs the plan does not have are left out")
     }
+
+    /// A stored row read in part (``JobProgress``) is kept as its whole record would be, with the
+    /// plan's definition: the same record back, and the same form (mark, summary or whole).
+    @Test func progressReadInPartIsKeptAsItsRecordWouldBe() {
+        var byRecord = JobTable(plan: plan)
+        var byProgress = JobTable(plan: plan)
+        for stored in records {
+            var withPlans = stored
+            withPlans.needs = []
+            withPlans.maxAttempts = 3
+            withPlans.allowFailure = false
+            withPlans.when = .success
+            byRecord["a"] = withPlans
+            // What is stored may differ from the plan: the plan's definition is taken.
+            byProgress.take(JobProgress(stored))
+            #expect(byProgress["a"] == withPlans)
+            #expect(byProgress.wholeRecordCount == byRecord.wholeRecordCount, "\(stored)")
+        }
+        var elsewhere = records[1]
+        elsewhere.occurrence = "2027"
+        byProgress.take(JobProgress(elsewhere))
+        #expect(byProgress["a"]?.occurrence == "2027")
+        #expect(byProgress.wholeRecordCount == 1, "kept whole: a summary has no occurrence")
+        byProgress.take(JobProgress(jobID: "gone", state: .failed))
+        #expect(byProgress.values.map(\.jobID) == ["a"], "a job the plan does not have is left out")
+        #expect(byProgress.state(at: 0) == .succeeded)
+        #expect(byProgress.state(at: 1) == nil)
+    }
 }

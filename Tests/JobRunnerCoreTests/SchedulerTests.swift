@@ -537,6 +537,40 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         #expect(scheduler.run.runnerPID == 10)
     }
 
+    /// A need that failed is now `allowFailure` in the job files, and comes after the job that
+    /// needs it in load order: read afresh on resume (SPEC 5.9), it satisfies that job, which
+    /// starts. (Definitions were once put into the records one by one in load order, so the
+    /// job's count of unmet needs was taken from the need's stored `allowFailure`, and the job
+    /// never started.)
+    @Test func aNeedNowAllowedToFailSatisfiesAJobBeforeItInLoadOrder() {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let run = RunRecord(
+            id: "R", state: .running, startedAt: start, jobIDs: ["report", "flaky"], runnerPID: 9)
+        let snapshot = RunSnapshot(
+            run: run,
+            jobs: [
+                "report": JobRecord(jobID: "report", pipeline: "default", needs: ["flaky"]),
+                "flaky": JobRecord(
+                    jobID: "flaky", pipeline: "default", state: .failed, reason: .ended(.exit(1)),
+                    attempts: 1,
+                    exitCode: 1),
+            ])
+        let (scheduler, decision) = Scheduler.resume(
+            snapshot,
+            plan: RunPlan(
+                jobs: [
+                    planJob("report", needs: ["flaky"]),
+                    RunPlan.Job(id: "flaky", allowFailure: true),
+                ], pipelines: []),
+            runnerPID: 10, suspended: [:], pendingRequests: [], options: SchedulerOptions(logDirectory: "/l"),
+            random: SeededRandomSource(seed: 1), now: start.addingTimeInterval(60))
+        let started = decision.effects.compactMap {
+            if case .startAttempt(let order) = $0 { order.jobID } else { nil }
+        }
+        #expect(started == ["report"])
+        #expect(scheduler.record("flaky")?.isAllowedFailure == true)
+    }
+
     @Test func theCrashLoopLimitFailsAJobThatRunsInsideTheRunner() {
         let (scheduler, _) = crashed(crashedInARow: Scheduler.crashLoopLimit - 1, attempts: 3, inRunner: true)
         #expect(scheduler.record("busy")?.reason == .ended(.crashedTheRunner))

@@ -291,6 +291,35 @@ let testSlots = ChildSlots(capacity: 64)
         let result = await task.value
         #expect(result.signal == SIGTERM)
     }
+
+    /// A runner killed with several attempts running ends them all with one look at every
+    /// process; an attempt of another number is left alone.
+    @Test func endsSeveralOrphansAtOnce() async throws {
+        let scratch = try Scratch()
+        let handler = ShellHandler(slots: testSlots, baseEnvironment: [:])
+        let one = PIDBox()
+        let two = PIDBox()
+        let other = PIDBox()
+        let requests = [("one", one), ("two", two), ("other", other)].map { id, box in
+            scratch.request(.shell("sleep 30"), id: id, onSpawn: { box.set($0) })
+        }
+        let first = Task { await handler.run(requests[0]) }
+        let second = Task { await handler.run(requests[1]) }
+        let third = Task { await handler.run(requests[2]) }
+        _ = await one.spawned()
+        _ = await two.spawned()
+        _ = await other.spawned()
+        await ProcessGroups().terminate([
+            Orphan(runID: scratch.runID, jobID: "one", attempt: 1),
+            Orphan(runID: scratch.runID, jobID: "two", attempt: 1),
+            Orphan(runID: scratch.runID, jobID: "other", attempt: 2),
+        ])
+        #expect(await first.value.signal == SIGTERM)
+        #expect(await second.value.signal == SIGTERM)
+        #expect(ProcessGroups.isAlive(group: other.pid), "attempt 1 of other is not attempt 2")
+        await ProcessGroups().terminate([Orphan(runID: scratch.runID, jobID: "other", attempt: 1)])
+        #expect(await third.value.signal == SIGTERM)
+    }
 }
 
 @Suite struct ConnectivityProbeTests {

@@ -116,7 +116,7 @@ struct RunnerSession {
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
             options: runnerOptions,
-            logger: logger, periodic: workload.jobs.compactMap(Timetable.Job.init))
+            logger: logger, periodic: Timetable.Job.entries(of: workload))
         let reloader =
             serve
             ? Reloader(

@@ -60,8 +60,12 @@ public struct Workload: Sendable {
         job.requiresInternet || pipelines[job.pipeline]?.requiresInternet == true
     }
 
-    /// Whether any job needs to know about connectivity at all.
-    public var usesInternet: Bool { jobs.contains { requiresInternet($0) } }
+    /// Whether any job needs to know about connectivity at all. By index, with the pipelines
+    /// looked at once: a copy of each of 100,000 definitions cost more than the question.
+    public var usesInternet: Bool {
+        let online = Set(pipelines.filter(\.value.requiresInternet).keys)
+        return jobs.indices.contains { jobs[$0].requiresInternet || online.contains(jobs[$0].pipeline) }
+    }
 
     /// For each job, the jobs that need it.
     public func dependents() -> [String: [String]] {

@@ -329,4 +329,12 @@ extension Timetable.Job {
             catchUp: definition.catchUp,
             overlap: definition.overlap)
     }
+
+    /// The timetable entries of a workload's enabled periodic jobs, in load order. By index: a
+    /// copy of each of 100,000 one-shot definitions cost more than the look at its schedule.
+    public static func entries(of workload: Workload) -> [Timetable.Job] {
+        workload.jobs.indices.compactMap { index in
+            workload.jobs[index].schedule == nil ? nil : Timetable.Job(workload.jobs[index])
+        }
+    }
 }

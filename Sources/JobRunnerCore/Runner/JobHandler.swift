@@ -115,6 +115,15 @@ public struct Orphan: Sendable, Hashable {
 public protocol OrphanTerminator: Sendable {
     /// Terminates the process groups of an attempt that a dead runner left running.
     func terminate(_ orphan: Orphan) async
+    /// Terminates the process groups of every attempt a dead runner left running: as each
+    /// one alone would, but an implementation may look for them all at once.
+    func terminate(_ orphans: [Orphan]) async
     /// The start time of a live process, to record beside its pid.
     func startTime(of pid: Int32) -> UInt64?
+}
+
+extension OrphanTerminator {
+    public func terminate(_ orphans: [Orphan]) async {
+        for orphan in orphans { await terminate(orphan) }
+    }
 }

@@ -41,6 +41,20 @@ struct JobTable {
         }
     }
 
+    /// No job of `plan` has a record yet.
+    init(plan: RunPlan) {
+        self.plan = plan
+        self.slots = Array(repeating: Self.none, count: plan.jobs.count)
+    }
+
+    /// The table, leaving one where no job has a record: handed on with no second reference to
+    /// its storage, whose first write would copy it.
+    mutating func handOver() -> JobTable {
+        let table = self
+        self = JobTable(plan: plan)
+        return table
+    }
+
     /// A new run's records, made from the plan: only its disabled jobs (skipped at once) keep
     /// a record.
     init(plan: RunPlan, new: NewJobRecords) {
@@ -66,6 +80,57 @@ struct JobTable {
     /// How many records are kept whole.
     var wholeRecordCount: Int { kept.count - freeKept.count }
 
+    /// The state of the job at `position` in the plan, read without making its record; nil
+    /// when it has none.
+    func state(at position: Int) -> JobState? {
+        let slot = slots[position]
+        if slot == Self.none { return nil }
+        if slot == Self.fresh { return .pending }
+        if slot >= 0 { return kept[Int(slot)]?.state }
+        return .succeeded
+    }
+
+    /// Whether the job at `position` has a record that lets the jobs that need it go on
+    /// (``JobRecord/satisfiesNeeds``); a summary's or a fresh mark's answer comes without making
+    /// the record.
+    func satisfiesNeeds(at position: Int) -> Bool? {
+        let slot = slots[position]
+        if slot >= 0 { return kept[Int(slot)]?.satisfiesNeeds }
+        return state(at: position)?.satisfiesNeeds
+    }
+
+    /// Whether the job at `position` has a record that ended in a way that blocks the jobs that
+    /// need it: final and not satisfying needs.
+    func endedBadly(at position: Int) -> Bool {
+        guard let state = state(at: position), state.isFinal else { return false }
+        return satisfiesNeeds(at: position) == false
+    }
+
+    /// The record of the job at `position` in the plan.
+    subscript(position position: Int) -> JobRecord? { record(at: position) }
+
+    /// Puts the plan's definition (pipeline, needs, attempts, `allowFailure`, `when`) into every
+    /// record kept whole; a fresh mark or a summary is made from the plan, so is in step already.
+    /// Definitions are read afresh on resume (SPEC 5.9).
+    mutating func takeDefinitions() {
+        for position in slots.indices where slots[position] >= 0 {
+            guard var record = kept[Int(slots[position])] else { continue }
+            let job = plan.jobs[position]
+            guard
+                record.needs != job.needs || record.maxAttempts != job.retry.attempts
+                    || record.pipeline != job.pipeline || record.allowFailure != job.allowFailure
+                    || record.when != job.when
+            else { continue }
+            record.needs = job.needs
+            record.maxAttempts = job.retry.attempts
+            record.pipeline = job.pipeline
+            record.allowFailure = job.allowFailure
+            record.when = job.when
+            // It may now be a fresh mark or a summary.
+            set(record, at: position)
+        }
+    }
+
     /// Every record, in load order.
     var values: some Collection<JobRecord> { plan.jobs.indices.lazy.compactMap { record(at: $0) } }
 
@@ -77,6 +142,35 @@ struct JobTable {
         return Self.doneIndex(slot).map { Self.record(plan.jobs[position], done[$0]) }
     }
 
+    /// Takes a stored record of a job of the plan, as read in part: its definition's members are
+    /// the plan's. An untouched pending job or a plainly succeeded one is told from its members
+    /// alone, without making its record; nothing is kept for a job the plan does not have.
+    mutating func take(_ progress: JobProgress) {
+        guard let position = plan.position(of: progress.jobID) else { return }
+        if progress.isUntouched {
+            release(position)
+            return
+        }
+        // What `set` keeps as a summary: what `record(_:_:)` makes back exactly (stored dates
+        // are JSON numbers, never NaN).
+        if progress.state == .succeeded, progress.occurrence.isEmpty, progress.reason == nil,
+            progress.crashedInARow == 0, progress.nextAttemptAt == nil, progress.waitingSince == nil,
+            let attempts = Int32(exactly: progress.attempts),
+            let uncounted = Int32(exactly: progress.uncountedAttempts)
+        {
+            setSummary(
+                Done(
+                    attempts: attempts, uncountedAttempts: uncounted, exitCode: progress.exitCode ?? 0,
+                    hasExitCode: progress.exitCode != nil,
+                    firstStartedAt: Self.seconds(progress.firstStartedAt),
+                    startedAt: Self.seconds(progress.startedAt), finishedAt: Self.seconds(progress.finishedAt)
+                ),
+                at: position)
+            return
+        }
+        set(JobRecord(plan.jobs[position], progress), at: position)
+    }
+
     private mutating func set(_ record: JobRecord, at position: Int) {
         let job = plan.jobs[position]
         if record == JobRecord(pending: job) {
@@ -85,18 +179,7 @@ struct JobTable {
             return
         }
         if record.state == .succeeded, let summary = Self.done(record), Self.record(job, summary) == record {
-            if let index = Self.doneIndex(slots[position]) {
-                done[index] = summary
-                return
-            }
-            release(position)
-            if let free = freeDone.popLast() {
-                done[Int(free)] = summary
-                slots[position] = -2 - free
-            } else {
-                done.append(summary)
-                slots[position] = -2 - Int32(done.count - 1)
-            }
+            setSummary(summary, at: position)
             return
         }
         let slot = slots[position]
@@ -114,7 +197,22 @@ struct JobTable {
         }
     }
 
-    /// Frees what the job's slot holds.
+    private mutating func setSummary(_ summary: Done, at position: Int) {
+        if let index = Self.doneIndex(slots[position]) {
+            done[index] = summary
+            return
+        }
+        release(position)
+        if let free = freeDone.popLast() {
+            done[Int(free)] = summary
+            slots[position] = -2 - free
+        } else {
+            done.append(summary)
+            slots[position] = -2 - Int32(done.count - 1)
+        }
+    }
+
+    /// Frees what the job's slot holds; the slot says `fresh` after.
     private mutating func release(_ position: Int) {
         let slot = slots[position]
         if slot >= 0 {
@@ -169,6 +267,12 @@ struct NeedCounts {
     init(plan: RunPlan) {
         self.plan = plan
         self.counts = Array(repeating: 0, count: plan.jobs.count)
+    }
+
+    /// The count of the job at `position` in the plan.
+    subscript(position position: Int) -> Int {
+        get { Int(counts[position]) }
+        set { counts[position] = Int32(clamping: newValue) }
     }
 
     /// A job's count; 0 for a job the plan does not have, where setting one does nothing.

@@ -53,6 +53,11 @@ public struct RunPlan: Sendable {
     /// id arrays cost about 100 bytes a job.
     private let dependentStarts: [Int32]
     private let dependentPositions: [Int32]
+    /// For each job, where its needs start in `needPositions` (one more at the end): the
+    /// position of each of its needs, in its `needs` order, or -1 for one the plan does not have.
+    /// Found once, so that neither the graph nor a resumed run's opening looks up ids again.
+    private let needStarts: [Int32]
+    private let needPositions: [Int32]
     private let indexByID: [String: Int]
 
     public init(jobs: [Job], pipelines: [PipelineDefinition]) {
@@ -67,32 +72,50 @@ public struct RunPlan: Sendable {
         self.jobs = jobs
         self.pipelines = PipelineDefinition.table(pipelines)
         self.indexByID = index
+        var needStarts = [Int32](repeating: 0, count: jobs.count + 1)
+        var needPositions: [Int32] = []
+        needPositions.reserveCapacity(jobs.reduce(0) { $0 + $1.needs.count })
         // Needs the plan does not have (an occurrence's needs among the one-shot jobs) have no
         // dependents here.
         var starts = [Int32](repeating: 0, count: jobs.count + 1)
-        for job in jobs {
-            for need in job.needs { if let position = index[need] { starts[position + 1] += 1 } }
+        for (offset, job) in jobs.enumerated() {
+            for need in job.needs {
+                let position = index[need] ?? -1
+                needPositions.append(Int32(position))
+                if position >= 0 { starts[position + 1] += 1 }
+            }
+            needStarts[offset + 1] = Int32(needPositions.count)
         }
         for position in jobs.indices { starts[position + 1] += starts[position] }
         var filled = starts
         var positions = [Int32](repeating: 0, count: Int(starts[jobs.count]))
-        for (offset, job) in jobs.enumerated() {
-            for need in job.needs {
-                guard let position = index[need] else { continue }
-                positions[Int(filled[position])] = Int32(offset)
-                filled[position] += 1
+        for offset in jobs.indices {
+            for need in needPositions[Int(needStarts[offset])..<Int(needStarts[offset + 1])] where need >= 0 {
+                positions[Int(filled[Int(need)])] = Int32(offset)
+                filled[Int(need)] += 1
             }
         }
         self.dependentStarts = starts
         self.dependentPositions = positions
+        self.needStarts = needStarts
+        self.needPositions = needPositions
     }
 
     /// The plan of loaded job files.
     public init(_ workload: Workload) {
+        // By index, with the pipelines that need the internet found once: a copy of each of
+        // 100,000 definitions and a look-up of its pipeline cost more than the rest.
+        let online = Set(workload.pipelines.filter(\.value.requiresInternet).keys)
+        let jobs = workload.jobs.withUnsafeBufferPointer { definitions in
+            definitions.indices.map { index in
+                Job(
+                    definitions[index],
+                    requiresInternet: definitions[index].requiresInternet
+                        || (!online.isEmpty && online.contains(definitions[index].pipeline)))
+            }
+        }
         // The workload's index gives the same positions: shared, not built again.
-        self.init(
-            jobs: workload.jobs.map { Job($0, in: workload) }, pipelines: Array(workload.pipelines.values),
-            index: workload.indexByID)
+        self.init(jobs: jobs, pipelines: Array(workload.pipelines.values), index: workload.indexByID)
     }
 
     /// The plan a stored run implies on its own: its graph, pipelines and attempt budgets. Enough
@@ -114,6 +137,14 @@ public struct RunPlan: Sendable {
     /// The job with this id.
     public func job(_ id: String) -> Job? { indexByID[id].map { jobs[$0] } }
 
+    /// Whether `ids` names the same set of jobs as the plan: a run is resumed only by the same
+    /// set (SPEC 5.9). The same ids in the same order are the usual answer, found without
+    /// building a set of 100,000 ids.
+    public func hasJobs(_ ids: [String]) -> Bool {
+        if ids.count == jobs.count && ids.indices.allSatisfy({ ids[$0] == jobs[$0].id }) { return true }
+        return Set(ids) == Set(jobs.map(\.id))
+    }
+
     /// The jobs that need it, in load order.
     func dependents(of id: String) -> some RandomAccessCollection<String> {
         let range = indexByID[id].map { Int(dependentStarts[$0])..<Int(dependentStarts[$0 + 1]) } ?? 0..<0
@@ -122,6 +153,12 @@ public struct RunPlan: Sendable {
 
     /// Its index in ``jobs``.
     func position(of id: String) -> Int? { indexByID[id] }
+
+    /// The positions of the needs of the job at `position`, in its `needs` order; -1 for a need
+    /// the plan does not have.
+    func needPositions(of position: Int) -> ArraySlice<Int32> {
+        needPositions[Int(needStarts[position])..<Int(needStarts[position + 1])]
+    }
 
     /// Its position in load order: ties between equal priorities go to the lower one.
     public func order(of id: String) -> Int { indexByID[id] ?? Int.max }
@@ -140,10 +177,15 @@ extension RunPlan.Job {
     /// A loaded job as the scheduler sees it; `workload` says whether its pipeline needs the
     /// internet.
     public init(_ definition: JobDefinition, in workload: Workload) {
+        self.init(definition, requiresInternet: workload.requiresInternet(definition))
+    }
+
+    /// A loaded job as the scheduler sees it, whose pipeline's need of the internet is known.
+    init(_ definition: JobDefinition, requiresInternet: Bool) {
         self.init(
             id: definition.id, pipeline: definition.pipeline, needs: definition.needs,
             priority: definition.priority,
-            fileIndex: definition.fileIndex, requiresInternet: workload.requiresInternet(definition),
+            fileIndex: definition.fileIndex, requiresInternet: requiresInternet,
             constraints: definition.constraints, retry: definition.retry, enabled: definition.enabled,
             runsInRunner: definition.runsInRunner, allowFailure: definition.allowFailure,
             when: definition.when)

@@ -22,8 +22,12 @@ extension Runner {
         -> Opened
     {
         let suspended = try store.pipelines().mapValues(\.suspended)
-        // A disabled periodic job has no timetable entry, but is no one-shot job either.
-        let periodicIDs = Set(periodic.map(\.id)).union(workload.jobs.filter(\.isPeriodic).map(\.id))
+        // A disabled periodic job has no timetable entry, but is no one-shot job either. By
+        // index: a copy of each of 100,000 definitions costs more than the look.
+        var periodicIDs = Set(periodic.map(\.id))
+        for index in workload.jobs.indices where workload.jobs[index].isPeriodic {
+            periodicIDs.insert(workload.jobs[index].id)
+        }
         let full = RunPlan(workload)
         // Periodic jobs run as occurrences, each a run of its own; the run holds the others.
         let plan =
@@ -33,25 +37,31 @@ extension Runner {
                 jobs: full.jobs.filter { !periodicIDs.contains($0.id) },
                 pipelines: Array(full.pipelines.values))
         let unfinished = try unfinishedOccurrences(periodic: periodicIDs)
-        for (_, snapshot) in unfinished { await endOrphans(in: snapshot) }
+        for (_, snapshot) in unfinished {
+            await endOrphans(runID: snapshot.run.id, attempts: snapshot.attempts)
+        }
         var earlier: [StoreChange] = []
         // Resuming, superseding and ending orphans look only at the attempts left open.
         let current = try store.currentRunID()
-        if let current, let snapshot = try store.resumableSnapshot(runID: current),
-            !snapshot.run.state.isFinal,
-            snapshot.run.occurrenceOf == nil
+        if let current, let resumable = try store.resumableRun(runID: current, plan: plan),
+            !resumable.run.state.isFinal,
+            resumable.run.occurrenceOf == nil
         {
-            await endOrphans(in: snapshot)
-            if !options.startNewRun && Set(snapshot.run.jobIDs) == Set(plan.jobs.map(\.id)) {
+            await endOrphans(runID: resumable.run.id, attempts: resumable.attempts)
+            if !options.startNewRun && plan.hasJobs(resumable.run.jobIDs) {
+                let requests = try store.requests(runID: resumable.run.id)
                 let (scheduler, decision) = Scheduler.resume(
-                    snapshot, plan: plan, runnerPID: options.runnerPID, suspended: suspended,
-                    pendingRequests: try store.requests(runID: snapshot.run.id), options: schedulerOptions,
+                    consume resumable, plan: plan, runnerPID: options.runnerPID, suspended: suspended,
+                    pendingRequests: requests, options: schedulerOptions,
                     random: random, inputs: inputs, now: now)
                 return Opened(
                     scheduler: scheduler, decision: decision, resumed: true, unfinishedOccurrences: unfinished
                 )
             }
-            earlier = Scheduler.supersede(snapshot, now: now)
+            // Another set of jobs: the records of those the plan does not have are read too.
+            if let snapshot = try store.resumableSnapshot(runID: current) {
+                earlier = Scheduler.supersede(snapshot, now: now)
+            }
         }
         var idRandom = random
         var runID = Self.makeRunID(now: now, random: &idRandom)
@@ -99,17 +109,18 @@ extension Runner {
             + pad(parts.minute, 2) + pad(parts.second, 2) + "." + pad(millis, 3) + "Z"
     }
 
-    private func endOrphans(in snapshot: RunSnapshot) async {
+    /// Ends the processes of a run's attempts left without an outcome (`attempts` by job id).
+    private func endOrphans(runID: String, attempts byJob: [String: [AttemptRecord]]) async {
         guard let orphans else { return }
-        for attempts in snapshot.attempts.values {
-            for attempt in attempts where attempt.outcome == nil {
-                await orphans.terminate(
-                    Orphan(
-                        runID: snapshot.run.id, jobID: attempt.jobID, attempt: attempt.number,
-                        pid: attempt.pid,
-                        startTime: attempt.pidStartTime))
+        // All at once: a look for an attempt's processes reads every process on the machine.
+        let left = byJob.keys.sorted().flatMap { id in
+            (byJob[id] ?? []).filter { $0.outcome == nil }.map { attempt in
+                Orphan(
+                    runID: runID, jobID: attempt.jobID, attempt: attempt.number, pid: attempt.pid,
+                    startTime: attempt.pidStartTime)
             }
         }
+        if !left.isEmpty { await orphans.terminate(left) }
     }
 
     /// A sortable run id: UTC date and time to the millisecond, then four random hex digits.

@@ -141,7 +141,7 @@ public final class Runner: Sendable {
     /// date; the next attempts of every job use the new definitions. The run of one-shot jobs
     /// keeps its set of jobs.
     public func reload(_ workload: Workload) {
-        mailbox.yield(.reload(workload, workload.jobs.compactMap(Timetable.Job.init)))
+        mailbox.yield(.reload(workload, Timetable.Job.entries(of: workload)))
     }
 
     /// Tells the runner that operator requests or suspensions may have changed in the store
@@ -156,7 +156,8 @@ public final class Runner: Sendable {
     public func run() async throws(StoreError) -> RunSummary {
         let random: any RandomSource = randomSeed.map { SeededRandomSource(seed: $0) } ?? SystemRandomSource()
         var known: [SchedulerInput] = []
-        if let probe, workload.usesInternet, !(await probe.isOnline()) {
+        let usesInternet = workload.usesInternet
+        if let probe, usesInternet, !(await probe.isOnline()) {
             known.append(.connectivity(online: false))
         }
         // Taken apart at once, so no second reference keeps a copy of the scheduler's tables or
@@ -171,7 +172,7 @@ public final class Runner: Sendable {
         let pump = Pump(
             runner: self, main: consume scheduler, timetable: timetable, online: known.isEmpty,
             finishedRuns: FinishedRuns(try store.runs()))
-        let background = startBackgroundTasks()
+        let background = startBackgroundTasks(usesInternet: usesInternet)
         defer { for task in background { task.cancel() } }
         pump.start(opening: opening, unfinished: unfinished)
         /// Hands one message to the pump; false once the pump is done.
@@ -203,7 +204,7 @@ public final class Runner: Sendable {
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only
     /// posts messages until the run ends, when they are cancelled.
-    private func startBackgroundTasks() -> [Task<Void, Never>] {
+    private func startBackgroundTasks(usesInternet: Bool) -> [Task<Void, Never>] {
         var tasks: [Task<Void, Never>] = []
         let clock = self.clock
         let mailbox = self.mailbox
@@ -216,7 +217,7 @@ public final class Runner: Sendable {
                     }
                 })
         }
-        if let probe, workload.usesInternet {
+        if let probe, usesInternet {
             let interval = workload.connectivity.interval
             tasks.append(
                 Task {

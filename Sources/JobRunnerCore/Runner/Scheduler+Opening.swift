@@ -37,7 +37,24 @@ extension Scheduler {
         pendingRequests: [OperatorRequest], options: SchedulerOptions, random: any RandomSource,
         inputs: [SchedulerInput] = [], now: Date
     ) -> (Scheduler, Decision) {
-        var run = snapshot.run
+        var resumable = ResumableRun(run: snapshot.run, plan: plan)
+        resumable.jobs = JobTable(plan: plan, records: snapshot.jobs)
+        resumable.attempts = snapshot.attempts
+        resumable.outputs = snapshot.outputs
+        return resume(
+            resumable, plan: plan, runnerPID: runnerPID, suspended: suspended,
+            pendingRequests: pendingRequests,
+            options: options, random: random, inputs: inputs, now: now)
+    }
+
+    /// Resumes a run as ``resume(_:plan:runnerPID:suspended:pendingRequests:options:random:inputs:now:)``
+    /// does, from what a store read to resume it.
+    public static func resume(
+        _ resumable: consuming ResumableRun, plan: RunPlan, runnerPID: Int32, suspended: [String: Int],
+        pendingRequests: [OperatorRequest], options: SchedulerOptions, random: any RandomSource,
+        inputs: [SchedulerInput] = [], now: Date
+    ) -> (Scheduler, Decision) {
+        var run = resumable.run
         run.state = .running
         run.runnerPID = runnerPID
         run.pipelineLimits = plan.pipelines.mapValues(\.maxConcurrent)
@@ -45,7 +62,8 @@ extension Scheduler {
         var opening = Decision()
         opening.changes = [.putRun(run)]
         var scheduler = Scheduler(
-            plan: plan, run: run, jobs: snapshot.jobs, attempts: snapshot.attempts, outputs: snapshot.outputs,
+            plan: plan, run: run, jobs: resumable.jobs.handOver(), attempts: resumable.attempts,
+            outputs: resumable.outputs,
             suspended: suspended, options: options, random: random, now: now)
         opening.append(
             scheduler.handle(

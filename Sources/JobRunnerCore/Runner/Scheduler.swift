@@ -82,32 +82,29 @@ public struct Scheduler {
         self.outputs = outputs
         self.random = AnyRandomSource(random)
         self.lanes = PipelineLanes(plan: plan, maxRunning: options.maxRunning, suspended: suspended)
-        for job in plan.jobs {
-            guard var record = self.jobs[job.id] else { continue }
-            // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.
-            if record.needs != job.needs || record.maxAttempts != job.retry.attempts
-                || record.pipeline != job.pipeline || record.allowFailure != job.allowFailure
-                || record.when != job.when
-            {
-                record.needs = job.needs
-                record.maxAttempts = job.retry.attempts
-                record.pipeline = job.pipeline
-                record.allowFailure = job.allowFailure
-                record.when = job.when
-                self.jobs[job.id] = record
-            }
-            if record.state.isFinal {
+        // Definitions are read afresh on resume (SPEC 5.9); keep the stored copies in step.
+        self.jobs.takeDefinitions()
+        // By position, and by state where that is enough: making each of 100,000 records
+        // again from its summary (and finding it by id) cost most of a resumed run's opening.
+        for position in plan.jobs.indices {
+            guard let state = self.jobs.state(at: position) else { continue }
+            if state.isFinal {
                 finalCount += 1
                 continue
             }
+            let job = plan.jobs[position]
             lanes.opened(job)
-            unmetNeeds[job.id] =
-                job.needs.filter { need in
-                    self.jobs[need].map {
-                        job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds
-                    } != true
-                }.count
-            if record.state == .running {
+            var unmet = 0
+            for need in plan.needPositions(of: position) {
+                let met =
+                    need < 0
+                    ? nil
+                    : job.when.waitsForFinalNeeds
+                        ? self.jobs.state(at: Int(need))?.isFinal : self.jobs.satisfiesNeeds(at: Int(need))
+                if met != true { unmet += 1 }
+            }
+            unmetNeeds[position: position] = unmet
+            if state == .running, let record = self.jobs[position: position] {
                 lanes.attemptStarted(job)
                 self.attempts[job.id] =
                     attempts[job.id]?.last { $0.outcome == nil && $0.number == record.attempts }
@@ -116,14 +113,15 @@ public struct Scheduler {
                         logPath: logPath(job.id, attempt: record.attempts))
             }
         }
-        for job in plan.jobs {
-            guard let record = self.jobs[job.id], !record.state.isFinal else { continue }
+        for position in plan.jobs.indices {
+            guard let state = self.jobs.state(at: position), !state.isFinal else { continue }
             // A need that ended badly while no runner was there to block this job.
-            if let failedNeed = blockingNeed(of: job) {
-                block([(job.id, failedNeed)], now: now)
+            if let failedNeed = blockingNeed(at: position) {
+                block([(plan.jobs[position].id, failedNeed)], now: now)
                 continue
             }
-            makeReadyIfDue(job, now: now)
+            // What `makeReadyIfDue` looks at first, without finding the job by id.
+            if unmetNeeds[position: position] == 0 { makeReadyIfDue(plan.jobs[position], now: now) }
         }
     }
 
@@ -301,8 +299,9 @@ public struct Scheduler {
     // MARK: Readiness and starts
 
     private mutating func makeReadyIfDue(_ job: RunPlan.Job, now: Date) {
-        guard var record = jobs[job.id], !record.state.isFinal, record.state != .running,
-            unmetNeeds[job.id] == 0, !lanes.isDelayed(job.id)
+        // The counts first: they are cheaper to look at than a record is to make.
+        guard unmetNeeds[job.id] == 0, !lanes.isDelayed(job.id), var record = jobs[job.id],
+            !record.state.isFinal, record.state != .running
         else { return }
         if job.when == .failure, !job.needs.contains(where: { jobs[$0]?.failsRun == true }) {
             // A cleanup or notification job with nothing to clean up after (SPEC 3, `when`).
@@ -621,8 +620,15 @@ public struct Scheduler {
     /// The first of a job's needs whose end blocks it: a need that failed, was blocked or was
     /// cancelled, unless the job runs `when: failure` or `always`.
     private func blockingNeed(of job: RunPlan.Job) -> String? {
-        guard !job.when.waitsForFinalNeeds else { return nil }
-        return job.needs.first { need in jobs[need].map { $0.state.isFinal && !$0.satisfiesNeeds } ?? false }
+        plan.position(of: job.id).flatMap { blockingNeed(at: $0) }
+    }
+
+    /// ``blockingNeed(of:)`` of the job at `position` in the plan.
+    private func blockingNeed(at position: Int) -> String? {
+        guard !plan.jobs[position].when.waitsForFinalNeeds else { return nil }
+        return plan.needPositions(of: position).first { $0 >= 0 && jobs.endedBadly(at: Int($0)) }.map {
+            plan.jobs[Int($0)].id
+        }
     }
 
     private mutating func blockDependents(of id: String, now: Date) {
@@ -658,7 +664,10 @@ public struct Scheduler {
     /// code inside the runner and runners died during its attempts ``crashLoopLimit`` times in
     /// a row.
     private mutating func runnerDied(now: Date) {
-        let running = plan.jobs.filter { jobs[$0.id]?.state == .running }
+        // Only jobs with a running attempt can have one to end: found from the attempts, in
+        // load order, not by looking at every job's record.
+        let running = attempts.keys.compactMap { plan.position(of: $0) }.sorted()
+            .filter { jobs.state(at: $0) == .running }.map { plan.jobs[$0] }
         for job in running {
             guard var record = jobs[job.id], var attempt = attempts.removeValue(forKey: job.id) else {
                 continue

@@ -60,6 +60,10 @@ public protocol QueueStore: Sendable {
     /// (those a runner left running): all that resuming a run reads of them.
     func resumableSnapshot(runID: String) throws(StoreError) -> RunSnapshot?
 
+    /// What resuming a run reads of it, its jobs' records kept as `plan`'s jobs; nil when the
+    /// run does not exist. A final run's jobs are not read: it is not resumed.
+    func resumableRun(runID: String, plan: RunPlan) throws(StoreError) -> ResumableRun?
+
     /// All runs, oldest first.
     func runs() throws(StoreError) -> [RunRecord]
 
@@ -96,6 +100,18 @@ extension QueueStore {
             return open.isEmpty ? nil : open
         }
         return snapshot
+    }
+
+    /// Reads the resumable snapshot and takes its records one by one; a store that can read
+    /// records in part does.
+    public func resumableRun(runID: String, plan: RunPlan) throws(StoreError) -> ResumableRun? {
+        guard let snapshot = try resumableSnapshot(runID: runID) else { return nil }
+        var resumable = ResumableRun(run: snapshot.run, plan: plan)
+        resumable.attempts = snapshot.attempts
+        resumable.outputs = snapshot.outputs
+        guard !snapshot.run.state.isFinal else { return resumable }
+        for record in snapshot.jobs.values { resumable.take(record) }
+        return resumable
     }
 
     /// The current run's snapshot, if there is a current run.
