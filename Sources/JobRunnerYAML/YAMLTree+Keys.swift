@@ -11,6 +11,7 @@ extension YAMLTree {
         if keys.count > 16,
             keys.allSatisfy({ records[$0.index].kind == .scalar && records[$0.index].tag == 0 })
         {
+            if haveDistinctASCIITexts(keys) { return nil }
             var seen = Set<String>(minimumCapacity: keys.count)
             guard !keys.allSatisfy({ seen.insert(text($0) ?? "").inserted }) else { return nil }
         }
@@ -56,6 +57,28 @@ extension YAMLTree {
             message:
                 "duplicate key \(names) in one map: each key (and each job id) may appear only once; rename or remove the repeat",
             line: place.line, column: place.column)
+    }
+
+    /// Whether the texts of `keys` (scalars) are all ASCII and all differ, told by their bytes'
+    /// hashes without a string for each (a `jobs:` map has a hundred thousand keys); false when
+    /// it cannot be told so (a text is not ASCII, or two hashes are equal).
+    private func haveDistinctASCIITexts(_ keys: [YAMLTree.Node]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var hashes: [Int] = []
+            hashes.reserveCapacity(keys.count)
+            for key in keys {
+                let record = records[key.index]
+                let text = UnsafeBufferPointer(
+                    rebasing: buffer[Int(record.start)..<Int(record.start + record.count)])
+                // ASCII texts are equal exactly when their bytes are.
+                guard text.allSatisfy({ $0 < 0x80 }) else { return false }
+                var hasher = Hasher()
+                hasher.combine(bytes: UnsafeRawBufferPointer(text))
+                hashes.append(hasher.finalize())
+            }
+            hashes.sort()
+            return zip(hashes, hashes.dropFirst()).allSatisfy { $0 != $1 }
+        }
     }
 
     /// Whether two keys of a small closing map (its children, key and value in turn) are the
