@@ -7,7 +7,11 @@ import Testing
 /// exactly one per second from the first, each recorded once, and every occurrence whose
 /// attempt started is one of them.
 @Suite struct ServeCrashTests {
+    // Every occurrence is kept: on a busy machine the test lives long enough for more than the
+    // default 100, and a pruned one would look like one the store never knew.
     static let jobs = """
+        retention:
+          runs: 100000
         jobs:
           tick:
             every: 1s
