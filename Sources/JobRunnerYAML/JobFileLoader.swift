@@ -75,8 +75,9 @@ public enum JobFileLoader {
         return (files, diagnostics)
     }
 
-    /// Loads and checks the job files among `paths` (files and directories); checks this module
-    /// cannot make are added with ``Result/adding(_:)``.
+    /// Loads and checks the job files among `paths` (files and directories), one file and one
+    /// part of a file after another on this thread; checks this module cannot make are added
+    /// with ``Result/adding(_:)``.
     /// - Parameter environment: what `${NAME}` in `env:` and `with:` reads (SPEC 3.1).
     public static func load(
         paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
@@ -86,28 +87,53 @@ public enum JobFileLoader {
         diagnostics.append(contentsOf: found)
         var parsed: [ParsedFile] = []
         for (index, file) in files.enumerated() {
-            if let size = fileSize(file), size > maxFileSize {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: file, line: 1, column: 1),
-                        "this file has \(size) bytes; job files may have at most \(maxFileSize) (64 MiB): split it"
-                    ))
-                continue
+            switch text(of: file) {
+            case .failure(let unreadable): diagnostics.append(unreadable.diagnostic)
+            case .success(let text):
+                var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
+                parsed.append(parser.parse(text: text))
+                diagnostics.append(parser.problems)
             }
-            let text: String
-            do {
-                text = try readText(file)
-            } catch {
-                diagnostics.append(error.diagnostic)
-                continue
-            }
-            var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
-            parsed.append(parser.parse(text: text))
-            diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
         diagnostics.append(contentsOf: crossFile)
         return Result(jobsAsRead: workload, problems: diagnostics, files: files)
+    }
+
+    /// ``load(paths:environment:)``, the jobs of a large file parsed in parts at once: what a
+    /// command loads with.
+    public static func loadConcurrently(
+        paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async -> Result {
+        let (files, found) = jobFiles(in: paths)
+        var diagnostics = DiagnosticList()
+        diagnostics.append(contentsOf: found)
+        var parsed: [ParsedFile] = []
+        for (index, file) in files.enumerated() {
+            switch text(of: file) {
+            case .failure(let unreadable): diagnostics.append(unreadable.diagnostic)
+            case .success(let text):
+                var parser = JobFileParser(path: file, fileIndex: index, environment: environment)
+                parsed.append(await parser.parseConcurrently(text: text))
+                diagnostics.append(parser.problems)
+            }
+        }
+        let (workload, crossFile) = checkAll(parsed)
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: files)
+    }
+
+    /// A job file's text, or why it cannot be loaded.
+    private static func text(of file: String) -> Swift.Result<String, Unreadable> {
+        if let size = fileSize(file), size > maxFileSize {
+            return .failure(
+                Unreadable(
+                    diagnostic: Diagnostic(
+                        at: SourceLocation(file: file, line: 1, column: 1),
+                        "this file has \(size) bytes; job files may have at most \(maxFileSize) (64 MiB): split it"
+                    )))
+        }
+        return Swift.Result { () throws(Unreadable) in try readText(file) }
     }
 
     /// The largest job file loaded: far beyond any hand-written one, small enough that parsing
@@ -143,8 +169,8 @@ public enum JobFileLoader {
         load(texts: texts, environment: environment, maxParts: nil)
     }
 
-    /// ``load(texts:environment:)``, a large `jobs:` map parsed in at most `maxParts` parts at
-    /// once (nil: one per processor).
+    /// ``load(texts:environment:)``, a large `jobs:` map parsed in at most `maxParts` parts,
+    /// one after another (nil: in one pass).
     static func load(
         texts: [(path: String, text: String)], environment: [String: String], maxParts: Int?
     ) -> Result {
@@ -154,6 +180,24 @@ public enum JobFileLoader {
             var parser = JobFileParser(path: file.path, fileIndex: index, environment: environment)
             parser.maxParts = maxParts
             parsed.append(parser.parse(text: file.text))
+            diagnostics.append(parser.problems)
+        }
+        let (workload, crossFile) = checkAll(parsed)
+        diagnostics.append(contentsOf: crossFile)
+        return Result(jobsAsRead: workload, problems: diagnostics, files: texts.map(\.path))
+    }
+
+    /// ``load(texts:environment:maxParts:)``, the parts parsed at once (nil: parts of
+    /// ``JobFileParser/jobsPerPart`` entries).
+    static func loadConcurrently(
+        texts: [(path: String, text: String)], environment: [String: String], maxParts: Int?
+    ) async -> Result {
+        var diagnostics = DiagnosticList()
+        var parsed: [ParsedFile] = []
+        for (index, file) in texts.enumerated() {
+            var parser = JobFileParser(path: file.path, fileIndex: index, environment: environment)
+            parser.maxParts = maxParts
+            parsed.append(await parser.parseConcurrently(text: file.text))
             diagnostics.append(parser.problems)
         }
         let (workload, crossFile) = checkAll(parsed)
@@ -246,14 +290,12 @@ public enum JobFileLoader {
                 // whole job, retaining and releasing each of its values.
                 id: jobs[index].id, pipeline: jobs[index].pipeline, isPeriodic: jobs[index].schedule != nil
             )
-            let place = (
-                pipelineLocation: places[index].pipelineLocation, constraints: jobs[index].constraints
-            )
-            for (need, location) in zip(jobs[index].needs, places[index].needLocations) {
+            let file = jobs[index].location.file
+            for (need, mark) in zip(jobs[index].needs, places[index].needMarks) {
                 guard let target = byID[need] else {
                     diagnostics.append(
                         Diagnostic(
-                            at: location,
+                            at: mark.location(in: file),
                             "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
                         ))
                     continue
@@ -264,7 +306,7 @@ public enum JobFileLoader {
                 if !definition.isPeriodic, jobs[target].schedule != nil {
                     diagnostics.append(
                         Diagnostic(
-                            at: location,
+                            at: mark.location(in: file),
                             "job '\(definition.id)' runs once per run and cannot need '\(need)', a periodic job; only periodic jobs may need periodic jobs"
                         ))
                 }
@@ -277,16 +319,16 @@ public enum JobFileLoader {
                 } else {
                     diagnostics.append(
                         Diagnostic(
-                            at: place.pipelineLocation,
+                            at: places[index].pipelineMark.location(in: file),
                             "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"
                         ))
                 }
             }
-            for (name, location) in zip(place.constraints, places[index].constraintLocations)
+            for (name, mark) in zip(jobs[index].constraints, places[index].constraintMarks)
             where constraints[name] == nil {
                 diagnostics.append(
                     Diagnostic(
-                        at: location,
+                        at: mark.location(in: file),
                         "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: constraints.keys.sorted()))"
                     ))
             }

@@ -43,9 +43,9 @@ extension JobFileParser {
         var job = JobDefinition(
             id: id, handler: handler ?? .shell(""), workingDirectory: directory, fileIndex: fileIndex,
             location: location)
-        var needLocations: [SourceLocation] = []
-        var constraintLocations: [SourceLocation] = []
-        var pipelineLocation = location
+        var needMarks = Marks()
+        var constraintMarks: [Mark] = []
+        var pipelineMark = reader.mark(entry.keyNode)
 
         var raw = RawValues()
         if let node = keys[.with]?.value {
@@ -75,14 +75,13 @@ extension JobFileParser {
             job.workingDirectory = path.hasPrefix("/") ? path : directory + "/" + path
         }
         if let entry = keys[.pipeline] {
-            pipelineLocation = reader.location(entry.value)
+            pipelineMark = reader.mark(entry.value)
             if let name = reader.nonEmptyString(entry.value, what: "pipeline") { job.pipeline = name }
         }
         if let node = keys[.needs]?.value, !reader.isNull(node),
             let needs = reader.stringList(node, what: "needs")
         {
             job.needs.reserveCapacity(needs.count)
-            needLocations.reserveCapacity(needs.count)
             // A few needs (most jobs have one) are compared in place; many go through a set.
             var seen: Set<String>? = needs.count > 8 ? [] : nil
             for (need, needNode) in needs {
@@ -92,7 +91,7 @@ extension JobFileParser {
                     continue
                 }
                 job.needs.append(need)
-                needLocations.append(reader.location(needNode))
+                needMarks.append(reader.mark(needNode))
             }
         }
         if let node = keys[.priority]?.value, let value = reader.int(node, what: "priority") {
@@ -107,7 +106,7 @@ extension JobFileParser {
         {
             for (name, nameNode) in names {
                 job.constraints.append(name)
-                constraintLocations.append(reader.location(nameNode))
+                constraintMarks.append(reader.mark(nameNode))
             }
         }
         if let node = keys[.timeout]?.value {
@@ -144,8 +143,8 @@ extension JobFileParser {
         }
         job.pluginLocations = pluginLocations
         let parsed = ParsedJob(
-            definition: job, needLocations: needLocations, pipelineLocation: pipelineLocation,
-            constraintLocations: constraintLocations, scheduleLocation: scheduleLocation)
+            definition: job, needMarks: needMarks, pipelineMark: pipelineMark,
+            constraintMarks: constraintMarks, scheduleLocation: scheduleLocation)
         expand(parsed, raw: raw, matrix: keys[.matrix], into: &file)
     }
 

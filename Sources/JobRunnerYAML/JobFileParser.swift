@@ -29,8 +29,8 @@ struct JobFileParser {
     let fileIndex: Int
     /// What `${NAME}` in `env:` and `with:` reads: the runner's environment (SPEC 3.1).
     let environment: [String: String]
-    /// At most this many parts of a large `jobs:` map are parsed at once; nil: one per processor
-    /// (see ``parseJobs(_:defaults:into:)``).
+    /// How many parts a large `jobs:` map is parsed in, at most: nil is one pass for
+    /// ``parse(text:)``, and parts of ``jobsPerPart`` entries for ``parseConcurrently(text:)``.
     var maxParts: Int?
 
     init(path: String, fileIndex: Int, environment: [String: String] = [:]) {
@@ -41,28 +41,59 @@ struct JobFileParser {
         self.fileIndex = fileIndex
     }
 
+    /// What is left of a file once everything before its jobs is read.
+    struct Pending {
+        var file: ParsedFile
+        var top: Known<TopLevelKey>
+        var defaults = Known<JobKey>()
+        var jobs: [Entry]?
+    }
+
+    /// Parses one file, a large `jobs:` map part after part (see ``maxParts``).
     mutating func parse(text: String) -> ParsedFile {
+        guard var pending = parseHead(YAMLComposer.compose(text)) else {
+            return ParsedFile(path: reader.file)
+        }
+        if let jobs = pending.jobs { parseJobs(jobs, defaults: pending.defaults, into: &pending.file) }
+        return parseTail(pending)
+    }
+
+    /// Parses one file, a large file composed and its `jobs:` map parsed in parts at once.
+    mutating func parseConcurrently(text: String) async -> ParsedFile {
+        guard var pending = parseHead(await YAMLComposer.composeConcurrently(text)) else {
+            return ParsedFile(path: reader.file)
+        }
+        if let jobs = pending.jobs {
+            await parseJobsConcurrently(jobs, defaults: pending.defaults, into: &pending.file)
+        }
+        return parseTail(pending)
+    }
+
+    /// Reads everything before the jobs of a composed file; nil when there is nothing more to
+    /// read (a file that does not compose, or holds no map).
+    private mutating func parseHead(
+        _ composed: Result<(tree: YAMLTree, root: YAMLTree.Node?), YAMLComposer.Failure>
+    ) -> Pending? {
         let file = ParsedFile(path: reader.file)
-        switch YAMLComposer.compose(text) {
+        switch composed {
         case .failure(let failure):
             reader.add(
                 Diagnostic(
                     at: SourceLocation(file: reader.file, line: failure.line, column: failure.column),
                     failure.message))
-            return file
+            return nil
         case .success(let composed):
-            guard let root = composed.root else { return file }
+            guard let root = composed.root else { return nil }
             reader.tree = composed.tree
-            return parse(root: root, into: file)
+            return parseHead(root: root, into: file)
         }
     }
 
-    private mutating func parse(root: Node, into file: ParsedFile) -> ParsedFile {
+    private mutating func parseHead(root: Node, into file: ParsedFile) -> Pending? {
         var file = file
-        guard !reader.isNull(root) else { return file }
-        guard let entries = reader.entries(root, what: "a job file") else { return file }
+        guard !reader.isNull(root) else { return nil }
+        guard let entries = reader.entries(root, what: "a job file") else { return nil }
         let top = reader.known(entries, as: TopLevelKey.self, in: "the top level")
-
         if let version = top[.version] {
             if reader.int(version.value, what: "version") != 1, reader.plainInt(version.value) != nil {
                 reader.error(version.value, "version must be 1, the only version of the job file format")
@@ -104,13 +135,18 @@ struct JobFileParser {
                 }
             }
         }
-        var defaults = Known<JobKey>()
+        var pending = Pending(file: file, top: top)
         if let node = top[.defaults], let entries = reader.entries(node.value, what: "defaults") {
-            defaults = reader.known(entries, as: JobKey.self, in: "defaults")
+            pending.defaults = reader.known(entries, as: JobKey.self, in: "defaults")
         }
-        if let jobs = top[.jobs], let entries = reader.entries(jobs.value, what: "jobs") {
-            parseJobs(entries, defaults: defaults, into: &file)
-        }
+        if let jobs = top[.jobs] { pending.jobs = reader.entries(jobs.value, what: "jobs") }
+        return pending
+    }
+
+    /// Reads what comes after the jobs: their problems are reported before these.
+    private mutating func parseTail(_ pending: Pending) -> ParsedFile {
+        var file = pending.file
+        let top = pending.top
         if let secrets = top[.secrets], !reader.isNull(secrets.value),
             let names = reader.stringList(secrets.value, what: "secrets")
         {

@@ -30,16 +30,16 @@ enum MatrixNeeds {
         }
         for index in jobs.indices {
             var needs: [String] = []
-            var locations: [SourceLocation] = []
+            var marks = Marks()
             var seen = Set<String>()
-            for (need, location) in zip(jobs[index].needs, places[index].needLocations) {
+            for (need, mark) in zip(jobs[index].needs, places[index].needMarks) {
                 for id in groups[need] ?? [need] where seen.insert(id).inserted {
                     needs.append(id)
-                    locations.append(location)
+                    marks.append(mark)
                 }
             }
             jobs[index].needs = needs
-            places[index].needLocations = locations
+            places[index].needMarks = marks
         }
         return clashes
     }

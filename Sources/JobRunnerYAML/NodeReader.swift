@@ -31,6 +31,12 @@ struct NodeReader {
         return SourceLocation(file: file, line: mark.line, column: mark.column)
     }
 
+    /// A node's line and column, in this reader's file.
+    func mark(_ node: Node) -> Mark {
+        let mark = tree.mark(node)
+        return Mark(line: mark.line, column: mark.column)
+    }
+
     mutating func error(_ node: Node, _ message: String) {
         problems.append(Diagnostic(.error, at: location(node), message))
     }

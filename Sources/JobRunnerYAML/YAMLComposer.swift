@@ -1,5 +1,6 @@
 // libyaml, as Yams ships it: its events are composed here straight into a compact tree.
 import CYaml
+import Foundation
 import JobRunnerCore
 
 /// Composes a job file's text into a ``YAMLTree`` from libyaml's events, in one pass: aliases
@@ -46,7 +47,11 @@ struct YAMLComposer {
 
     private init(text: String) {
         self.text = text
-        countsAliases = text.utf8.contains(UInt8(ascii: "*"))
+        var bytes = text
+        countsAliases = bytes.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, Int32(UInt8(ascii: "*")), bytes.count) != nil
+        }
         startsWithBOM = text.utf8.starts(with: [0xEF, 0xBB, 0xBF])
         // Room for a node every few bytes, so that a large file's arrays are not copied as they
         // grow (a copy holds both at once); what is never written is never touched, so costs no
@@ -143,6 +148,7 @@ struct YAMLComposer {
                 start.implicit != 0
                 ? 0 : tagNumber(start.tag, own: isMapping ? "tag:yaml.org,2002:map" : "tag:yaml.org,2002:seq")
             open.append((tree.records.count, pendingChildren.count, anchor))
+            tree.depth = max(tree.depth, open.count)
             tree.records.append(
                 YAMLTree.Record(
                     kind: isMapping ? .mapping : .sequence, plain: false, tag: tag, line: UInt32(line),
@@ -152,7 +158,7 @@ struct YAMLComposer {
             guard problem == nil, let collection = open.popLast() else { return false }
             let count = pendingChildren.count - collection.firstChild
             if event.type == YAML_MAPPING_END_EVENT,
-                let duplicates = duplicateKeys(pendingChildren[collection.firstChild...])
+                let duplicates = tree.duplicateKeys(pendingChildren[collection.firstChild...])
             {
                 problem = duplicates
                 return false
@@ -209,81 +215,6 @@ struct YAMLComposer {
 }
 
 extension YAMLComposer {
-    /// The keys of a closing map (its children, key and value in turn) that repeat, as the
-    /// message Yams gave: every repeated key by order of text, at the first one's first place.
-    private func duplicateKeys(_ children: ArraySlice<UInt32>) -> Failure? {
-        // Most maps are small, with distinct plain keys: compared in place, without allocating.
-        if children.count <= 32, !hasRepeatedKey(children) { return nil }
-        let keys = stride(from: children.startIndex, to: children.endIndex, by: 2).map {
-            YAMLTree.Node(index: Int(children[$0]))
-        }
-        guard keys.count > 1 else { return nil }
-        if keys.count > 16,
-            keys.allSatisfy({ tree.records[$0.index].kind == .scalar && tree.records[$0.index].tag == 0 })
-        {
-            var seen = Set<String>(minimumCapacity: keys.count)
-            guard !keys.allSatisfy({ seen.insert(tree.text($0) ?? "").inserted }) else { return nil }
-        }
-        // For each key, the first key equal to it.
-        var first = Array(0..<keys.count)
-        if keys.count <= 16 {
-            for later in 1..<keys.count {
-                for earlier in 0..<later
-                where first[earlier] == earlier && tree.sameKey(keys[earlier], keys[later]) {
-                    first[later] = earlier
-                    break
-                }
-            }
-        } else {
-            let hashes = keys.map { key in
-                var hasher = Hasher()
-                tree.hashKey(key, into: &hasher)
-                return hasher.finalize()
-            }
-            let order = keys.indices.sorted { (hashes[$0], $0) < (hashes[$1], $1) }
-            var runStart = 0
-            while runStart < order.count {
-                var runEnd = runStart + 1
-                while runEnd < order.count, hashes[order[runEnd]] == hashes[order[runStart]] { runEnd += 1 }
-                for later in runStart + 1..<max(runStart + 1, runEnd) {
-                    for earlier in runStart..<later
-                    where first[order[earlier]] == order[earlier]
-                        && tree.sameKey(keys[order[earlier]], keys[order[later]])
-                    {
-                        first[order[later]] = order[earlier]
-                        break
-                    }
-                }
-                runStart = runEnd
-            }
-        }
-        let repeated = Set(first.indices.filter { first[$0] != $0 }.map { first[$0] })
-        guard !repeated.isEmpty else { return nil }
-        let sorted = repeated.map { keys[$0] }.sorted { tree.keyPrecedes($0, $1) }
-        let names = sorted.map { "'\(tree.text($0) ?? "<uncovertable>")'" }.joined(separator: ", ")
-        let place = tree.mark(sorted[0])
-        return Failure(
-            message:
-                "duplicate key \(names) in one map: each key (and each job id) may appear only once; rename or remove the repeat",
-            line: place.line, column: place.column)
-    }
-
-    /// Whether two keys of a small closing map (its children, key and value in turn) are the
-    /// same key (``YAMLTree/sameKey(_:_:)``).
-    private func hasRepeatedKey(_ children: ArraySlice<UInt32>) -> Bool {
-        var later = children.startIndex + 2
-        while later < children.endIndex {
-            let key = YAMLTree.Node(index: Int(children[later]))
-            var earlier = children.startIndex
-            while earlier < later {
-                if tree.sameKey(YAMLTree.Node(index: Int(children[earlier])), key) { return true }
-                earlier += 2
-            }
-            later += 2
-        }
-        return false
-    }
-
     /// libyaml's error, in the words and at the place a diagnostic gives.
     private func failure(of parser: yaml_parser_t) -> Failure {
         let problem = parser.problem.map { String(cString: $0) } ?? "unknown problem"

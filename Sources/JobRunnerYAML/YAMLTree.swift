@@ -39,6 +39,8 @@ struct YAMLTree {
     var bytes: [UInt8] = []
     /// Tags other than the kinds' own, as libyaml resolves them (`tag:yaml.org,2002:int`).
     var tags: [String] = []
+    /// How deep lists and maps nest: 1 for a file of one map of scalars.
+    var depth = 0
 
     func kind(_ node: Node) -> Kind { records[node.index].kind }
 

@@ -43,6 +43,18 @@ import Testing
             ])
     }
 
+    /// Many keys are first told apart by their bytes' hashes; those are only the same text in
+    /// Unicode when they are ASCII, so the others are still compared as text.
+    @Test func aRepeatAmongManyKeysIsFoundWhenItsTextIsNotASCII() {
+        var text = "jobs:\n  \u{E9}: { run: x }\n"
+        for index in 0..<40 { text += "  j\(index): { run: x }\n" }
+        text += "  e\u{301}: { run: y }\n"
+        #expect(messages(text) == [duplicate("'\u{E9}'", at: "2:3")])
+        var distinct = "jobs:\n  a: { run: x }\nx-notes:\n"
+        for index in 0..<40 { distinct += "  \u{E9}\(index): \(index)\n" }
+        #expect(messages(distinct).isEmpty)
+    }
+
     @Test func aRepeatAmongManyJobsIsFound() {
         var text = "jobs:\n"
         for index in 0..<40 { text += "  j\(index): { run: x }\n" }

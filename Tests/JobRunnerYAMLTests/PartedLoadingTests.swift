@@ -42,6 +42,22 @@ import Testing
         }
     }
 
+    /// What a command loads with: parts of ``JobFileParser/jobsPerPart`` entries in a task group,
+    /// joined as they end, whatever order they end in.
+    @Test func partsParsedAtOnceGiveWhatOnePassGives() async {
+        for text in [
+            file(jobs: 3 * JobFileParser.jobsPerPart, problemEvery: 97),
+            file(jobs: 3 * JobFileParser.jobsPerPart + 7),
+        ] {
+            let one = load(text, parts: 1)
+            let atOnce = await JobFileLoader.loadConcurrently(
+                texts: [("jobs.yaml", text)], environment: ["HOME": "/home/x"], maxParts: nil)
+            #expect(atOnce.diagnostics == one.diagnostics)
+            #expect(atOnce.jobsAsRead.jobs == one.jobsAsRead.jobs)
+            #expect((atOnce.workload == nil) == (one.workload == nil))
+        }
+    }
+
     @Test func aLargeValidFileGivesInPartsWhatOnePassGives() {
         let text = file(jobs: 2 * JobFileParser.jobsPerPart + 5)
         let one = load(text, parts: 1)

@@ -3,7 +3,7 @@ import Foundation
 import JobRunnerCore
 
 /// `jobrunner graph [PATH…] --format dot|mermaid`.
-struct GraphCommand: ParsableCommand {
+struct GraphCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graph", abstract: "Print the dependency graph as Graphviz dot or Mermaid.")
 
@@ -19,8 +19,8 @@ struct GraphCommand: ParsableCommand {
     @Option(help: "dot or mermaid.")
     var format: Format = .dot
 
-    func run() throws {
-        guard let workload = JobSet.load(paths, environment: try envFiles.apply()).workload else {
+    func run() async throws {
+        guard let workload = await JobSet.load(paths, environment: try envFiles.apply()).workload else {
             throw ExitCode(ExitStatus.invalid)
         }
         print(Self.render(workload, format: format), terminator: "")

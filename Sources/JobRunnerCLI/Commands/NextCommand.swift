@@ -4,7 +4,7 @@ import JobRunnerCore
 import JobRunnerYAML
 
 /// `jobrunner next [PATH…] [--count N] [--from DATE]`: when each periodic job fires next.
-struct NextCommand: ParsableCommand {
+struct NextCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "next",
         abstract: "Show the next fire dates of each periodic job.",
@@ -40,8 +40,8 @@ struct NextCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
-        let jobSet = JobSet.load(paths, environment: try envFiles.apply())
+    func run() async throws {
+        let jobSet = await JobSet.load(paths, environment: try envFiles.apply())
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         let start = from.flatMap(Self.date)
         let text = Self.render(

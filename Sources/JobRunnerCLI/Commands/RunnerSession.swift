@@ -52,7 +52,7 @@ struct RunnerSession {
     /// - Parameter only: `run --only`: these jobs and what they need; empty: every job.
     func run(serve: Bool, startNew: Bool, only: [String] = []) async throws -> RunSummary {
         let environment = try options.envFiles.apply()
-        let jobSet = JobSet.load(options.paths, environment: environment)
+        let jobSet = await JobSet.load(options.paths, environment: environment)
         guard var workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         if !only.isEmpty {
             switch workload.only(only) {
@@ -218,7 +218,7 @@ final class Reloader: Sendable {
 
     /// Loads the job files again and hands good definitions to the runner.
     func reload() {
-        let jobSet = JobSet.load(paths, environment: environment)
+        let jobSet = JobSet.loadInTurn(paths, environment: environment)
         let files = jobSet.result.files
         state.withLock { $0 = (files, Self.stamps(of: files)) }
         guard let workload = jobSet.workload else {

@@ -3,7 +3,7 @@ import JobRunnerCore
 import JobRunnerYAML
 
 /// `jobrunner validate [PATH…]`: every check of a run, nothing run.
-struct ValidateCommand: ParsableCommand {
+struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check job files without running anything.",
@@ -15,8 +15,8 @@ struct ValidateCommand: ParsableCommand {
 
     @OptionGroup var envFiles: EnvFileOptions
 
-    func run() throws {
-        let jobSet = JobSet.load(paths, environment: try envFiles.apply())
+    func run() async throws {
+        let jobSet = await JobSet.load(paths, environment: try envFiles.apply())
         guard let workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         let jobs = workload.jobs.count
         let files = jobSet.result.files.count

@@ -19,9 +19,26 @@ struct JobSet {
     /// - Parameter environment: what `${NAME}` in `env:` and `with:` reads.
     static func load(
         _ paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async -> JobSet {
+        let jobPaths = self.jobPaths(paths)
+        let files = await JobFileLoader.loadConcurrently(paths: jobPaths, environment: environment)
+        return checked(files, jobPaths: jobPaths, environment: environment)
+    }
+
+    /// ``load(_:environment:)`` on this thread, a large file's jobs one part after another: for
+    /// callers that cannot wait (a reload under `serve`).
+    static func loadInTurn(
+        _ paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> JobSet {
         let jobPaths = self.jobPaths(paths)
         let files = JobFileLoader.load(paths: jobPaths, environment: environment)
+        return checked(files, jobPaths: jobPaths, environment: environment)
+    }
+
+    /// The loaded files with their plugins checked, every problem printed.
+    private static func checked(
+        _ files: JobFileLoader.Result, jobPaths: [String], environment: [String: String]
+    ) -> JobSet {
         // Plugins are checked even when the files have errors, so every problem shows at once.
         let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
         let problems = plugins.problems(in: files.jobsAsRead).map { Diagnostic(at: $0.location, $0.message) }

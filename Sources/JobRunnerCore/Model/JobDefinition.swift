@@ -79,13 +79,32 @@ extension PipelineDefinition {
 }
 
 /// One job as loaded from a job file: everything the runner needs to run it.
+///
+/// A run holds one per job, so it is kept small (`JobDefinitionLayoutTests` holds it to that): the values
+/// most jobs leave as they are (`timeout`, `killGrace`, `retry`, `schedule`, `catchUp`,
+/// `overlap`) live in a shared copy-on-write box, one for every job that keeps the defaults, and
+/// `pluginLocations` in the job's own file is kept as lines and columns. It is still a value:
+/// changing a copy never changes the original.
 public struct JobDefinition: Sendable, Hashable {
     /// `killGrace` when a job file says nothing: the 5 s between SIGTERM and SIGKILL that SPEC 3
     /// promises. Constraint commands and connectivity probes, which have no job key, use it too.
     public static let defaultKillGrace = Duration.seconds(5)
 
+    // Stored properties in this order leave the least padding: the one-byte values fill the
+    // handler's last word.
     public var id: String
     public var handler: HandlerSpec
+    public var requiresInternet: Bool
+    public var enabled: Bool
+    /// For plugin jobs: where the handler runs.
+    public var isolation: Isolation
+    /// `allowFailure: true`: a failure is recorded as such but satisfies `needs` and does not
+    /// fail the run (SPEC 3).
+    public var allowFailure = false
+    /// `when:`: whether it runs after its needs succeeded (the default), failed, or always.
+    public var when = RunCondition.success
+    /// `pluginLocations` when its places are in the job's own file, as they are when loaded.
+    private var pluginMarks = PluginMarks.none
     /// `with:` parameters.
     public var parameters: [String: JSONValue]
     public var environment: [String: String]
@@ -94,34 +113,21 @@ public struct JobDefinition: Sendable, Hashable {
     public var pipeline: String
     public var needs: [String]
     public var priority: Int
-    public var requiresInternet: Bool
     public var constraints: [String]
-    public var timeout: Duration?
-    /// How long the job's processes get between SIGTERM and SIGKILL when a timeout, a stop of the
-    /// runner or the end of the main process ends them: time to save work and clean up.
-    public var killGrace: Duration
-    public var retry: RetryPolicy
-    public var enabled: Bool
     /// Index of the job's file among all loaded files, in load order.
     public var fileIndex: Int
     /// Where the job's id stands in its file.
-    public var location: SourceLocation
-    /// For plugin jobs: where the handler runs.
-    public var isolation: Isolation
-    /// For plugin jobs: where `plugin:` and `with:` stand.
-    public var pluginLocations: PluginLocations?
-    /// `every:` or `cron:` (with `timezone:`): when a periodic job fires; nil for a one-shot
-    /// job (SPEC 5.8).
-    public var schedule: Schedule?
-    /// For periodic jobs: what becomes of occurrences missed while no runner was up.
-    public var catchUp: CatchUp
-    /// For periodic jobs: what an occurrence does when it comes due while the last one runs.
-    public var overlap: Overlap
-    /// `allowFailure: true`: a failure is recorded as such but satisfies `needs` and does not
-    /// fail the run (SPEC 3).
-    public var allowFailure = false
-    /// `when:`: whether it runs after its needs succeeded (the default), failed, or always.
-    public var when = RunCondition.success
+    public var location: SourceLocation {
+        didSet {
+            // The compact plugin places name the job's file: moved to the box before it changes.
+            guard !pluginMarks.isEmpty, oldValue.file != location.file else { return }
+            let kept = pluginMarks.locations(in: oldValue.file)
+            pluginMarks = .none
+            changeRare { $0.pluginLocations = kept }
+        }
+    }
+    /// The values most jobs leave as they are; shared until one is changed.
+    private var rare: RareBox
 
     public init(
         id: String,
@@ -156,17 +162,189 @@ public struct JobDefinition: Sendable, Hashable {
         self.priority = priority
         self.requiresInternet = requiresInternet
         self.constraints = constraints
-        self.timeout = timeout
-        self.killGrace = killGrace
-        self.retry = retry
         self.enabled = enabled
         self.fileIndex = fileIndex
         self.location = location
         self.isolation = isolation
+        let values = RareValues(
+            timeout: timeout, killGrace: killGrace, retry: retry, schedule: schedule, catchUp: catchUp,
+            overlap: overlap)
+        rare = values == RareBox.defaults.values ? RareBox.defaults : RareBox(values)
         self.pluginLocations = pluginLocations
-        self.schedule = schedule
-        self.catchUp = catchUp
-        self.overlap = overlap
+    }
+
+    public var timeout: Duration? {
+        get { rare.values.timeout }
+        set { if rare.values.timeout != newValue { changeRare { $0.timeout = newValue } } }
+    }
+
+    /// How long the job's processes get between SIGTERM and SIGKILL when a timeout, a stop of the
+    /// runner or the end of the main process ends them: time to save work and clean up.
+    public var killGrace: Duration {
+        get { rare.values.killGrace }
+        set { if rare.values.killGrace != newValue { changeRare { $0.killGrace = newValue } } }
+    }
+
+    public var retry: RetryPolicy {
+        get { rare.values.retry }
+        set { if rare.values.retry != newValue { changeRare { $0.retry = newValue } } }
+    }
+
+    /// `every:` or `cron:` (with `timezone:`): when a periodic job fires; nil for a one-shot
+    /// job (SPEC 5.8).
+    public var schedule: Schedule? {
+        get { rare.values.schedule }
+        set { if rare.values.schedule != newValue { changeRare { $0.schedule = newValue } } }
+    }
+
+    /// For periodic jobs: what becomes of occurrences missed while no runner was up.
+    public var catchUp: CatchUp {
+        get { rare.values.catchUp }
+        set { if rare.values.catchUp != newValue { changeRare { $0.catchUp = newValue } } }
+    }
+
+    /// For periodic jobs: what an occurrence does when it comes due while the last one runs.
+    public var overlap: Overlap {
+        get { rare.values.overlap }
+        set { if rare.values.overlap != newValue { changeRare { $0.overlap = newValue } } }
+    }
+
+    /// For plugin jobs: where `plugin:` and `with:` stand.
+    public var pluginLocations: PluginLocations? {
+        get {
+            pluginMarks.isEmpty ? rare.values.pluginLocations : pluginMarks.locations(in: location.file)
+        }
+        set {
+            if let newValue, let marks = PluginMarks(newValue, file: location.file) {
+                pluginMarks = marks
+                if rare.values.pluginLocations != nil { changeRare { $0.pluginLocations = nil } }
+            } else {
+                pluginMarks = .none
+                if rare.values.pluginLocations != newValue { changeRare { $0.pluginLocations = newValue } }
+            }
+        }
+    }
+
+    /// Changes the rare values of this job only: the box is copied first when it is shared.
+    private mutating func changeRare(_ change: (inout RareValues) -> Void) {
+        if !isKnownUniquelyReferenced(&rare) { rare = RareBox(rare.values) }
+        change(&rare.values)
+    }
+
+    public static func == (left: JobDefinition, right: JobDefinition) -> Bool {
+        left.id == right.id && left.handler == right.handler
+            && left.requiresInternet == right.requiresInternet
+            && left.enabled == right.enabled && left.isolation == right.isolation
+            && left.allowFailure == right.allowFailure && left.when == right.when
+            && left.parameters == right.parameters && left.environment == right.environment
+            && left.workingDirectory == right.workingDirectory && left.pipeline == right.pipeline
+            && left.needs == right.needs && left.priority == right.priority
+            && left.constraints == right.constraints && left.fileIndex == right.fileIndex
+            && left.location == right.location && left.pluginLocations == right.pluginLocations
+            && (left.rare === right.rare || left.rare.values.sameExceptPlaces(as: right.rare.values))
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(handler)
+        hasher.combine(requiresInternet)
+        hasher.combine(enabled)
+        hasher.combine(isolation)
+        hasher.combine(allowFailure)
+        hasher.combine(when)
+        hasher.combine(parameters)
+        hasher.combine(environment)
+        hasher.combine(workingDirectory)
+        hasher.combine(pipeline)
+        hasher.combine(needs)
+        hasher.combine(priority)
+        hasher.combine(constraints)
+        hasher.combine(fileIndex)
+        hasher.combine(location)
+        hasher.combine(pluginLocations)
+        hasher.combine(timeout)
+        hasher.combine(killGrace)
+        hasher.combine(retry)
+        hasher.combine(schedule)
+        hasher.combine(catchUp)
+        hasher.combine(overlap)
+    }
+}
+
+extension JobDefinition {
+    /// The values of ``JobDefinition`` that most jobs leave at their defaults.
+    struct RareValues: Hashable {
+        var timeout: Duration?
+        var killGrace = JobDefinition.defaultKillGrace
+        var retry = RetryPolicy()
+        var schedule: Schedule?
+        var catchUp = CatchUp.latest
+        var overlap = Overlap.skip
+        /// Plugin places that are not in the job's own file (only made by hand).
+        var pluginLocations: PluginLocations?
+
+        func sameExceptPlaces(as other: RareValues) -> Bool {
+            timeout == other.timeout && killGrace == other.killGrace && retry == other.retry
+                && schedule == other.schedule && catchUp == other.catchUp && overlap == other.overlap
+        }
+    }
+
+    /// The box the rare values live in: never changed while more than one job holds it.
+    final class RareBox: @unchecked Sendable {
+        /// The box of every job that keeps all the defaults.
+        static let defaults = RareBox(RareValues())
+
+        var values: RareValues
+
+        init(_ values: RareValues) { self.values = values }
+    }
+
+    /// Where `plugin:` and `with:` stand, as lines and columns in the job's own file; a line of
+    /// 0 is no place.
+    struct PluginMarks: Hashable {
+        static let none = PluginMarks(pluginLine: 0, pluginColumn: 0, parametersLine: 0, parametersColumn: 0)
+
+        var pluginLine: UInt32
+        var pluginColumn: UInt32
+        var parametersLine: UInt32
+        var parametersColumn: UInt32
+
+        var isEmpty: Bool { pluginLine == 0 }
+
+        init(pluginLine: UInt32, pluginColumn: UInt32, parametersLine: UInt32, parametersColumn: UInt32) {
+            self.pluginLine = pluginLine
+            self.pluginColumn = pluginColumn
+            self.parametersLine = parametersLine
+            self.parametersColumn = parametersColumn
+        }
+
+        /// The marks of `locations`, or nil when a place is in another file or outside the lines
+        /// and columns they can hold.
+        init?(_ locations: PluginLocations, file: String) {
+            func mark(_ location: SourceLocation) -> (UInt32, UInt32)? {
+                guard location.file == file, let line = UInt32(exactly: location.line), line > 0,
+                    let column = UInt32(exactly: location.column)
+                else { return nil }
+                return (line, column)
+            }
+            guard let plugin = mark(locations.plugin) else { return nil }
+            var parameters: (UInt32, UInt32) = (0, 0)
+            if let place = locations.parameters {
+                guard let found = mark(place) else { return nil }
+                parameters = found
+            }
+            self.init(
+                pluginLine: plugin.0, pluginColumn: plugin.1, parametersLine: parameters.0,
+                parametersColumn: parameters.1)
+        }
+
+        func locations(in file: String) -> PluginLocations {
+            PluginLocations(
+                plugin: SourceLocation(file: file, line: Int(pluginLine), column: Int(pluginColumn)),
+                parameters: parametersLine == 0
+                    ? nil
+                    : SourceLocation(file: file, line: Int(parametersLine), column: Int(parametersColumn)))
+        }
     }
 }
 

@@ -1,0 +1,99 @@
+extension YAMLTree {
+    /// The keys of a closing map (its children, key and value in turn) that repeat, as the
+    /// message Yams gave: every repeated key by order of text, at the first one's first place.
+    func duplicateKeys(_ children: ArraySlice<UInt32>) -> YAMLComposer.Failure? {
+        // Most maps are small, with distinct plain keys: compared in place, without allocating.
+        if children.count <= 32, !hasRepeatedKey(children) { return nil }
+        let keys = stride(from: children.startIndex, to: children.endIndex, by: 2).map {
+            YAMLTree.Node(index: Int(children[$0]))
+        }
+        guard keys.count > 1 else { return nil }
+        if keys.count > 16,
+            keys.allSatisfy({ records[$0.index].kind == .scalar && records[$0.index].tag == 0 })
+        {
+            if haveDistinctASCIITexts(keys) { return nil }
+            var seen = Set<String>(minimumCapacity: keys.count)
+            guard !keys.allSatisfy({ seen.insert(text($0) ?? "").inserted }) else { return nil }
+        }
+        // For each key, the first key equal to it.
+        var first = Array(0..<keys.count)
+        if keys.count <= 16 {
+            for later in 1..<keys.count {
+                for earlier in 0..<later
+                where first[earlier] == earlier && sameKey(keys[earlier], keys[later]) {
+                    first[later] = earlier
+                    break
+                }
+            }
+        } else {
+            let hashes = keys.map { key in
+                var hasher = Hasher()
+                hashKey(key, into: &hasher)
+                return hasher.finalize()
+            }
+            let order = keys.indices.sorted { (hashes[$0], $0) < (hashes[$1], $1) }
+            var runStart = 0
+            while runStart < order.count {
+                var runEnd = runStart + 1
+                while runEnd < order.count, hashes[order[runEnd]] == hashes[order[runStart]] { runEnd += 1 }
+                for later in runStart + 1..<max(runStart + 1, runEnd) {
+                    for earlier in runStart..<later
+                    where first[order[earlier]] == order[earlier]
+                        && sameKey(keys[order[earlier]], keys[order[later]])
+                    {
+                        first[order[later]] = order[earlier]
+                        break
+                    }
+                }
+                runStart = runEnd
+            }
+        }
+        let repeated = Set(first.indices.filter { first[$0] != $0 }.map { first[$0] })
+        guard !repeated.isEmpty else { return nil }
+        let sorted = repeated.map { keys[$0] }.sorted { keyPrecedes($0, $1) }
+        let names = sorted.map { "'\(text($0) ?? "<uncovertable>")'" }.joined(separator: ", ")
+        let place = mark(sorted[0])
+        return YAMLComposer.Failure(
+            message:
+                "duplicate key \(names) in one map: each key (and each job id) may appear only once; rename or remove the repeat",
+            line: place.line, column: place.column)
+    }
+
+    /// Whether the texts of `keys` (scalars) are all ASCII and all differ, told by their bytes'
+    /// hashes without a string for each (a `jobs:` map has a hundred thousand keys); false when
+    /// it cannot be told so (a text is not ASCII, or two hashes are equal).
+    private func haveDistinctASCIITexts(_ keys: [YAMLTree.Node]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var hashes: [Int] = []
+            hashes.reserveCapacity(keys.count)
+            for key in keys {
+                let record = records[key.index]
+                let text = UnsafeBufferPointer(
+                    rebasing: buffer[Int(record.start)..<Int(record.start + record.count)])
+                // ASCII texts are equal exactly when their bytes are.
+                guard text.allSatisfy({ $0 < 0x80 }) else { return false }
+                var hasher = Hasher()
+                hasher.combine(bytes: UnsafeRawBufferPointer(text))
+                hashes.append(hasher.finalize())
+            }
+            hashes.sort()
+            return zip(hashes, hashes.dropFirst()).allSatisfy { $0 != $1 }
+        }
+    }
+
+    /// Whether two keys of a small closing map (its children, key and value in turn) are the
+    /// same key (``YAMLTree/sameKey(_:_:)``).
+    private func hasRepeatedKey(_ children: ArraySlice<UInt32>) -> Bool {
+        var later = children.startIndex + 2
+        while later < children.endIndex {
+            let key = YAMLTree.Node(index: Int(children[later]))
+            var earlier = children.startIndex
+            while earlier < later {
+                if sameKey(YAMLTree.Node(index: Int(children[earlier])), key) { return true }
+                earlier += 2
+            }
+            later += 2
+        }
+        return false
+    }
+}
