@@ -54,8 +54,8 @@ extension YAMLComposer {
 /// line of its own, whose entries start at one indentation; cut before lines at exactly that
 /// indentation that start like a job id (inside a block scalar or a plain scalar such a line
 /// would end it; inside a quoted scalar or a flow collection the piece before would not
-/// compose). Files with aliases or anchors, tags' line breaks other than `\n`, a byte order
-/// mark, directives or document markers are not cut.
+/// compose). Files with aliases or anchors, line breaks other than `\n`, a byte order mark,
+/// directives or document markers are not cut.
 struct PartedText {
     struct Piece {
         var text: String

@@ -175,38 +175,38 @@ public struct JobDefinition: Sendable, Hashable {
 
     public var timeout: Duration? {
         get { rare.values.timeout }
-        set { if rare.values.timeout != newValue { changeRare { $0.timeout = newValue } } }
+        set { setRare(\.timeout, newValue) }
     }
 
     /// How long the job's processes get between SIGTERM and SIGKILL when a timeout, a stop of the
     /// runner or the end of the main process ends them: time to save work and clean up.
     public var killGrace: Duration {
         get { rare.values.killGrace }
-        set { if rare.values.killGrace != newValue { changeRare { $0.killGrace = newValue } } }
+        set { setRare(\.killGrace, newValue) }
     }
 
     public var retry: RetryPolicy {
         get { rare.values.retry }
-        set { if rare.values.retry != newValue { changeRare { $0.retry = newValue } } }
+        set { setRare(\.retry, newValue) }
     }
 
     /// `every:` or `cron:` (with `timezone:`): when a periodic job fires; nil for a one-shot
     /// job (SPEC 5.8).
     public var schedule: Schedule? {
         get { rare.values.schedule }
-        set { if rare.values.schedule != newValue { changeRare { $0.schedule = newValue } } }
+        set { setRare(\.schedule, newValue) }
     }
 
     /// For periodic jobs: what becomes of occurrences missed while no runner was up.
     public var catchUp: CatchUp {
         get { rare.values.catchUp }
-        set { if rare.values.catchUp != newValue { changeRare { $0.catchUp = newValue } } }
+        set { setRare(\.catchUp, newValue) }
     }
 
     /// For periodic jobs: what an occurrence does when it comes due while the last one runs.
     public var overlap: Overlap {
         get { rare.values.overlap }
-        set { if rare.values.overlap != newValue { changeRare { $0.overlap = newValue } } }
+        set { setRare(\.overlap, newValue) }
     }
 
     /// For plugin jobs: where `plugin:` and `with:` stand.
@@ -226,6 +226,13 @@ public struct JobDefinition: Sendable, Hashable {
     }
 
     /// Changes the rare values of this job only: the box is copied first when it is shared.
+    /// Sets one rare value, copying the shared box first only when the value changes.
+    private mutating func setRare<Value: Equatable>(
+        _ member: WritableKeyPath<RareValues, Value>, _ value: Value
+    ) {
+        if rare.values[keyPath: member] != value { changeRare { $0[keyPath: member] = value } }
+    }
+
     private mutating func changeRare(_ change: (inout RareValues) -> Void) {
         if !isKnownUniquelyReferenced(&rare) { rare = RareBox(rare.values) }
         change(&rare.values)
