@@ -104,6 +104,10 @@ final class Environment: @unchecked Sendable {
 struct Transaction: ~Copyable {
     let handle: OpaquePointer
 
+    /// The id of the last transaction committed when a read-only one began: two read-only
+    /// transactions with the same id see the same data.
+    var id: Int { mdb_txn_id(handle) }
+
     func open(_ name: String) throws(LMDBError) -> MDB_dbi {
         var dbi: MDB_dbi = 0
         try LMDBError.check(mdb_dbi_open(handle, name, UInt32(MDB_CREATE), &dbi), "mdb_dbi_open(\(name))")

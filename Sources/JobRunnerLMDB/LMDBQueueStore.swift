@@ -1,6 +1,7 @@
 import CLMDB
 import Foundation
 import JobRunnerCore
+import Synchronization
 
 /// The LMDB-backed ``QueueStore``.
 ///
@@ -13,6 +14,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 
     let environment: Environment
     private let writer: GroupCommitWriter
+    /// The current run's rows as ``readAhead()`` read them, until resuming takes them.
+    let rowsReadAhead = Mutex<RowsReadAhead?>(nil)
 
     /// Transactions committed by the writer; for benchmarks and tests of group commit.
     public var transactionCount: Int { writer.transactionCount }

@@ -186,6 +186,24 @@ public struct StateDirectory: Sendable {
         try checkPlaces()
         return try LMDBQueueStore(directory: databasePath)
     }
+
+    /// Opens the database, if one is here already, and reads the current run's rows ahead
+    /// (``LMDBQueueStore/readAhead()``): a runner does this on a thread of its own while its job
+    /// files load. Nil when there is no database yet or it cannot be opened now; opening it
+    /// again (``openStore()``, after the runner lock is taken) says why. Creates nothing.
+    public func openExistingStoreReadingAhead() async -> LMDBQueueStore? {
+        var info = stat()
+        guard stat(databasePath + "/data.mdb", &info) == 0 else { return nil }
+        return await withCheckedContinuation { continuation in
+            // A thread, not a task: the job files' parts are parsed on the cooperative pool
+            // meanwhile, and reading a run of 100,000 jobs would hold one of its threads.
+            Thread {
+                let store = try? openStore()
+                store?.readAhead()
+                continuation.resume(returning: store)
+            }.start()
+        }
+    }
 }
 
 /// The runner lock; released when this value goes away.

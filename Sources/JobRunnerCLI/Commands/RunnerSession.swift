@@ -52,6 +52,9 @@ struct RunnerSession {
     /// - Parameter only: `run --only`: these jobs and what they need; empty: every job.
     func run(serve: Bool, startNew: Bool, only: [String] = []) async throws -> RunSummary {
         let environment = try options.envFiles.apply()
+        let stateDirectory = global.stateDirectory
+        // An existing database is opened, and a run to resume read, while the job files load.
+        let earlyStore = Task { await stateDirectory.openExistingStoreReadingAhead() }
         let jobSet = await JobSet.load(options.paths, environment: environment)
         guard var workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
         if !only.isEmpty {
@@ -63,13 +66,13 @@ struct RunnerSession {
             }
         }
         let secrets = Secrets(SecretMasker(values: workload.secretValues(environment: environment)))
-        let stateDirectory = global.stateDirectory
         let lock: RunnerLock
         let store: LMDBQueueStore
         do {
             try stateDirectory.prepare()
             lock = try stateDirectory.lockForRunner()
-            store = try stateDirectory.openStore()
+            let opened = await earlyStore.value
+            store = try opened ?? stateDirectory.openStore()
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
