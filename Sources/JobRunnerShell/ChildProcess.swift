@@ -14,8 +14,9 @@ import Synchronization
 /// jobrunner starts a program and ends it, for shell jobs, isolated plugin calls, constraint
 /// commands and connectivity probes alike.
 ///
-/// The process is spawned (posix_spawn, through swift-subprocess) as the leader of a process
-/// group of its own, so everything it starts can be ended together. A deadline (measured on the
+/// The process is spawned with posix_spawn as the leader of a process group of its own: directly,
+/// its end awaited on ``ChildWatcher``'s thread, when nothing is written to its standard input
+/// (see ChildProcess+Direct.swift); through swift-subprocess otherwise, so everything it starts can be ended together. A deadline (measured on the
 /// injected clock) or a cancelled caller ends the group: SIGTERM, then SIGKILL once `killGrace`
 /// has passed on that clock with anything left. When the main process exits, processes it left
 /// behind in the group are ended the same way, as systemd's `KillMode=control-group` does;
@@ -191,7 +192,7 @@ public struct ChildProcess: Sendable {
         case (.success(let ended), .exited):
             switch ended.status {
             case .exited(let code): return Outcome(termination: .exited(code), output: ended.output)
-            case .signaled(let signal): return Outcome(termination: .signalled(signal), output: ended.output)
+            case .signalled(let signal): return Outcome(termination: .signalled(signal), output: ended.output)
             }
         case (.success(let ended), .timedOut):
             return Outcome(termination: .timedOut, output: ended.output)
@@ -226,8 +227,8 @@ public struct ChildProcess: Sendable {
     }
 
     /// What the main process left: its status and the output kept.
-    private struct Ended: Sendable {
-        var status: TerminationStatus
+    struct Ended: Sendable {
+        var status: ChildWatcher.Status
         var output: [UInt8]
     }
 
@@ -250,6 +251,10 @@ public struct ChildProcess: Sendable {
             } catch {
                 return .failure(StartFailure(reason: "cannot open \(path) for its standard error: \(error)"))
             }
+        }
+        if input == nil, let watcher = ChildWatcher.shared {
+            return await spawnDirectly(
+                watching: watcher, errorFile: errorFile, started: started, onSpawn: onSpawn)
         }
         var options = PlatformOptions()
         // 0: the child's own pid, so it leads a new group.
@@ -285,7 +290,7 @@ public struct ChildProcess: Sendable {
     }
 
     /// Why a process could not be started.
-    private struct StartFailure: Error {
+    struct StartFailure: Error {
         var reason: String
     }
 
@@ -313,7 +318,10 @@ public struct ChildProcess: Sendable {
         ) { execution in
             await body(execution.processIdentifier.value, execution.standardOutput)
         }
-        return Ended(status: result.terminationStatus, output: result.closureResult)
+        switch result.terminationStatus {
+        case .exited(let code): return Ended(status: .exited(code), output: result.closureResult)
+        case .signaled(let signal): return Ended(status: .signalled(signal), output: result.closureResult)
+        }
     }
 
     /// Reads standard output to its end, which comes when every process holding the pipe has

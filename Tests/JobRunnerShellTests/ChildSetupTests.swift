@@ -6,10 +6,10 @@ import Testing
 
 @testable import JobRunnerShell
 
-/// What a child finds when it starts, and how its output and end come back: what any way of
-/// spawning children (swift-subprocess now) must keep. The time limit only catches a hang: on a
-/// machine loaded 15 times over its cores, the suite's other tests have kept one of these from
-/// running for over a minute.
+/// What a child finds when it starts, and how its output and end come back, on the path that
+/// starts it without swift-subprocess (no standard input to write). The time limit only catches a
+/// hang: on a machine loaded 15 times over its cores, the suite's other tests have kept one of
+/// these from running for over a minute.
 @Suite(.timeLimit(.minutes(5))) struct ChildSetupTests {
     private func run(
         _ program: ChildProcess.Program, _ arguments: [String], environment: [String: String]? = nil,
@@ -20,6 +20,10 @@ import Testing
             clock: ManualClock()
         ).run(onSpawn: onSpawn)
         return (outcome.termination, String(decoding: outcome.output, as: UTF8.self))
+    }
+
+    @Test func childrenAreWatchedOnTheRunnersOwnThreadOnThisKernel() {
+        #expect(ChildWatcher.shared != nil, "Linux 5.3 and later have process descriptors")
     }
 
     @Test func aChildStartsWithNoSignalIgnoredOrBlocked() async {

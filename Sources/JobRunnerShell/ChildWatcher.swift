@@ -1,0 +1,167 @@
+import CJobRunnerSystem
+import Foundation
+import Glibc
+import Synchronization
+
+/// Waits for the output and the end of the children ``ChildProcess`` starts itself, on one
+/// thread of its own that sleeps in `epoll_wait` on each child's process descriptor and
+/// standard output pipe.
+///
+/// A child's end reaches its caller through one wake-up of this thread and one resumed
+/// continuation, where swift-subprocess takes two threads (one for the pipe, one for the
+/// process) and a hop through the cooperative pool for each: that path was most of the time
+/// between a job's exit and the start of the next one in a chain of short jobs.
+///
+/// Output is read as it arrives and handed to the child's ``ChildProcess/Output`` on this
+/// thread. Once the main process has exited, what is left in the pipe is read and the read
+/// stops, even when a process it left behind still holds the pipe, as swift-subprocess does.
+final class ChildWatcher: Sendable {
+    /// The watcher of this process; nil where the kernel has no process descriptors (before
+    /// Linux 5.3), or epoll or the thread cannot be had: children are then started through
+    /// swift-subprocess.
+    static let shared: ChildWatcher? = ChildWatcher()
+
+    /// How a child's main process ended.
+    enum Status: Sendable, Hashable {
+        case exited(Int32)
+        case signalled(Int32)
+    }
+
+    /// A child handed over by a caller, taken up by the thread at its next wake-up.
+    private struct Registration: Sendable {
+        var pidfd: Int32
+        var pipe: Int32
+        var output: ChildProcess.Output
+        var continuation: CheckedContinuation<(Status, [UInt8]), Never>
+    }
+
+    private let epoll: Int32
+    private let pending = Mutex<[Registration]>([])
+
+    private init?() {
+        // Probes for pidfd_open with this process's own pid.
+        let probe = jobrunner_pidfd_open(getpid())
+        guard probe >= 0 else { return nil }
+        close(probe)
+        epoll = jobrunner_epoll_create()
+        guard epoll >= 0 else { return nil }
+        // `shared` lives as long as the process, and so does this thread.
+        let thread = Thread { self.loop() }
+        thread.name = "jobrunner-children"
+        thread.start()
+    }
+
+    /// Waits for the main process behind `pidfd` to end, reading `pipe` (non-blocking, its
+    /// write end closed in this process) into `output` meanwhile; closes both, reaps the
+    /// process and returns how it ended with the output kept (empty for a stream).
+    func wait(pidfd: Int32, pipe: Int32, output: ChildProcess.Output) async -> (Status, [UInt8]) {
+        await withCheckedContinuation { continuation in
+            pending.withLock {
+                $0.append(
+                    Registration(pidfd: pidfd, pipe: pipe, output: output, continuation: continuation))
+            }
+            // Registered after the append: the thread has the registration before any event.
+            // Only fails for a lack of memory (both descriptors are open and new to epoll).
+            _ = jobrunner_epoll_add(epoll, pipe)
+            _ = jobrunner_epoll_add(epoll, pidfd)
+        }
+    }
+
+    /// One child being watched, owned by the watcher's thread.
+    private final class Watched {
+        let pidfd: Int32
+        var pipe: Int32
+        let output: ChildProcess.Output
+        var kept: [UInt8] = []
+        let continuation: CheckedContinuation<(Status, [UInt8]), Never>
+
+        init(_ registration: Registration) {
+            pidfd = registration.pidfd
+            pipe = registration.pipe
+            output = registration.output
+            continuation = registration.continuation
+        }
+    }
+
+    private func loop() {
+        var ready = [Int32](repeating: -1, count: 64)
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var byProcess: [Int32: Watched] = [:]
+        var byPipe: [Int32: Watched] = [:]
+        while true {
+            let count = jobrunner_epoll_wait(epoll, &ready, Int32(ready.count))
+            if count < 0 {
+                if errno == EINTR { continue }
+                fatalError("epoll_wait failed: \(String(cString: strerror(errno)))")
+            }
+            for registration in pending.withLock({ list in
+                defer { list = [] }
+                return list
+            }) {
+                let watched = Watched(registration)
+                byProcess[watched.pidfd] = watched
+                byPipe[watched.pipe] = watched
+            }
+            for fd in ready[0..<Int(count)] {
+                if let watched = byProcess.removeValue(forKey: fd) {
+                    // The main process ended: what it wrote is in the pipe already.
+                    if watched.pipe >= 0 {
+                        Self.read(watched, into: &buffer, epoll: epoll)
+                        if watched.pipe >= 0 {
+                            byPipe[watched.pipe] = nil
+                            Self.closePipe(of: watched, epoll: epoll)
+                        }
+                    }
+                    Self.finish(watched, epoll: epoll)
+                } else if let watched = byPipe[fd] {
+                    Self.read(watched, into: &buffer, epoll: epoll)
+                    if watched.pipe < 0 { byPipe[fd] = nil }
+                }
+            }
+        }
+    }
+
+    /// Reads what the pipe holds now; closes it at its end or on an error.
+    private static func read(_ watched: Watched, into buffer: inout [UInt8], epoll: Int32) {
+        while watched.pipe >= 0 {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(watched.pipe, $0.baseAddress, $0.count) }
+            if count > 0 {
+                buffer.withUnsafeBytes { bytes in
+                    let piece = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
+                    switch watched.output {
+                    case .stream(let sink):
+                        sink(piece)
+                    case .keep(let limit):
+                        watched.kept.append(contentsOf: piece)
+                        if watched.kept.count > limit { watched.kept.removeFirst(watched.kept.count - limit) }
+                    }
+                }
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            closePipe(of: watched, epoll: epoll)
+        }
+    }
+
+    /// Removed from epoll before it is closed: a child being spawned elsewhere may hold a copy
+    /// for a moment, which would keep a closed descriptor's registration alive.
+    private static func closePipe(of watched: Watched, epoll: Int32) {
+        _ = jobrunner_epoll_remove(epoll, watched.pipe)
+        close(watched.pipe)
+        watched.pipe = -1
+    }
+
+    private static func finish(_ watched: Watched, epoll: Int32) {
+        _ = jobrunner_epoll_remove(epoll, watched.pidfd)
+        var exited: Int32 = 0
+        var value: Int32 = 0
+        // Readable means the process has exited, so the reap does not wait. Anything else
+        // (someone else reaped it) reads as a crash with no signal.
+        let status: Status =
+            jobrunner_reap(watched.pidfd, &exited, &value) == 1
+            ? (exited == 1 ? .exited(value) : .signalled(value)) : .signalled(0)
+        close(watched.pidfd)
+        watched.continuation.resume(returning: (status, watched.kept))
+    }
+}
