@@ -35,12 +35,9 @@ extension ChildProcess {
             return .failure(StartFailure(reason: "cannot make a pipe: \(String(cString: strerror(errno)))"))
         }
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer {
-            if null >= 0 { close(null) }
-            close(ends[1])
-        }
         guard null >= 0 else {
             close(ends[0])
+            close(ends[1])
             return .failure(
                 StartFailure(reason: "cannot open /dev/null: \(String(cString: strerror(errno)))"))
         }
@@ -58,6 +55,9 @@ extension ChildProcess {
                     &pidfd)
             }
         }
+        // The child has its copies: the pipe ends once the child and what it started close theirs.
+        close(null)
+        close(ends[1])
         guard rc == 0 else {
             close(ends[0])
             let place = workingDirectory.map { " in \($0)" } ?? ""

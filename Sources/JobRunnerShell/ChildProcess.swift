@@ -14,9 +14,10 @@ import Synchronization
 /// jobrunner starts a program and ends it, for shell jobs, isolated plugin calls, constraint
 /// commands and connectivity probes alike.
 ///
-/// The process is spawned with posix_spawn as the leader of a process group of its own: directly,
-/// its end awaited on ``ChildWatcher``'s thread, when nothing is written to its standard input
-/// (see ChildProcess+Direct.swift); through swift-subprocess otherwise, so everything it starts can be ended together. A deadline (measured on the
+/// The process is spawned with posix_spawn as the leader of a process group of its own, so
+/// everything it starts can be ended together: directly, its output and its end awaited on
+/// ``ChildWatcher``'s thread, when nothing is written to its standard input
+/// (ChildProcess+Direct.swift); through swift-subprocess otherwise. A deadline (measured on the
 /// injected clock) or a cancelled caller ends the group: SIGTERM, then SIGKILL once `killGrace`
 /// has passed on that clock with anything left. When the main process exits, processes it left
 /// behind in the group are ended the same way, as systemd's `KillMode=control-group` does;

@@ -105,12 +105,11 @@ final class ChildWatcher: Sendable {
             for fd in ready[0..<Int(count)] {
                 if let watched = byProcess.removeValue(forKey: fd) {
                     // The main process ended: what it wrote is in the pipe already.
-                    if watched.pipe >= 0 {
+                    let pipe = watched.pipe
+                    if pipe >= 0 {
                         Self.read(watched, into: &buffer, epoll: epoll)
-                        if watched.pipe >= 0 {
-                            byPipe[watched.pipe] = nil
-                            Self.closePipe(of: watched, epoll: epoll)
-                        }
+                        byPipe[pipe] = nil
+                        if watched.pipe >= 0 { Self.closePipe(of: watched, epoll: epoll) }
                     }
                     Self.finish(watched, epoll: epoll)
                 } else if let watched = byPipe[fd] {
