@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -53,6 +54,12 @@ int jobrunner_pipe(int fds[2]) {
         return -1;
     }
     return 0;
+}
+
+int jobrunner_pipe_holds(int fd) {
+    int count = 0;
+    if (ioctl(fd, FIONREAD, &count) != 0) return -1;
+    return count;
 }
 
 int jobrunner_epoll_create(void) {
@@ -146,6 +153,12 @@ int jobrunner_reap(int pidfd, int *exited, int *value) {
     return 1;
 }
 #else
+int jobrunner_pipe_holds(int fd) {
+    (void)fd;
+    errno = ENOSYS;
+    return -1;
+}
+
 int jobrunner_pipe(int fds[2]) {
     (void)fds;
     errno = ENOSYS;

@@ -18,36 +18,32 @@ extension ChildProcess {
         watching watcher: ChildWatcher, errorFile: FileDescriptor?, started: Latch<Int32?>,
         onSpawn: @escaping @Sendable (Int32) -> Void
     ) async -> Result<Ended, StartFailure> {
+        var errorFile = errorFile
+        // The child has its copy once it is started; ours goes then, or when it cannot start.
         defer { try? errorFile?.close() }
         let variables = environment ?? ProcessInfo.processInfo.environment
         let path: String
+        let first: String
         switch program {
         case .path(let given):
             path = given
+            first = given
         case .name(let name):
-            guard let found = Self.search(name, in: variables["PATH"]) else {
+            guard let found = Self.search(name, in: variables["PATH"], from: workingDirectory) else {
                 return .failure(StartFailure(reason: "executable \"\(name)\" not found in PATH"))
             }
             path = found
+            first = name
+        }
+        guard let null = Self.devNull else {
+            return .failure(StartFailure(reason: "cannot open /dev/null for its standard input"))
         }
         var ends: [Int32] = [-1, -1]
         guard jobrunner_pipe(&ends) == 0 else {
             return .failure(StartFailure(reason: "cannot make a pipe: \(String(cString: strerror(errno)))"))
         }
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        guard null >= 0 else {
-            close(ends[0])
-            close(ends[1])
-            return .failure(
-                StartFailure(reason: "cannot open /dev/null: \(String(cString: strerror(errno)))"))
-        }
         var pid: pid_t = 0
         var pidfd: Int32 = -1
-        let first: String
-        switch program {
-        case .path(let given): first = given
-        case .name(let name): first = name
-        }
         let rc = Self.withCStrings([first] + arguments) { argv in
             Self.withCStrings(variables.map { $0.key + "=" + $0.value }) { envp in
                 jobrunner_spawn(
@@ -56,13 +52,12 @@ extension ChildProcess {
             }
         }
         // The child has its copies: the pipe ends once the child and what it started close theirs.
-        close(null)
         close(ends[1])
+        try? errorFile?.close()
+        errorFile = nil
         guard rc == 0 else {
             close(ends[0])
-            let place = workingDirectory.map { " in \($0)" } ?? ""
-            return .failure(
-                StartFailure(reason: "cannot run \(path)\(place): \(String(cString: strerror(rc)))"))
+            return .failure(StartFailure(reason: Self.whyNotStarted(path, in: workingDirectory, error: rc)))
         }
         ProcessGroups.spawned(pid)
         started.set(pid)
@@ -71,17 +66,45 @@ extension ChildProcess {
         return .success(Ended(status: status, output: output))
     }
 
-    /// The first executable file called `name` in the directories of `searchPath` (an empty
-    /// entry is the working directory), as a shell looks for a command; `name` itself when it
-    /// holds a `/`.
-    static func search(_ name: String, in searchPath: String?) -> String? {
-        if name.contains("/") { return name }
-        for directory in (searchPath ?? "/usr/bin:/bin").split(
-            separator: ":", omittingEmptySubsequences: false)
-        {
-            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
+    /// `/dev/null`, open for reading (close-on-exec) for as long as the process lives: every
+    /// child's standard input, without an open and a close per child.
+    private static let devNull: Int32? = {
+        let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        return fd >= 0 ? fd : nil
+    }()
+
+    /// What posix_spawn's error `error` means for the user: a working directory that cannot be
+    /// entered is named as such, since the error alone reads as a missing program.
+    static func whyNotStarted(_ path: String, in directory: String?, error: Int32) -> String {
+        if let directory {
             var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
+            if stat(directory, &info) != 0 {
+                return "cannot enter the working directory \(directory): \(String(cString: strerror(errno)))"
+            }
+            if info.st_mode & S_IFMT != S_IFDIR {
+                return "cannot enter the working directory \(directory): it is not a directory"
+            }
+            if access(directory, X_OK) != 0 {
+                return "cannot enter the working directory \(directory): \(String(cString: strerror(errno)))"
+            }
+        }
+        let place = directory.map { " in \($0)" } ?? ""
+        return "cannot run \(path)\(place): \(String(cString: strerror(error)))"
+    }
+
+    /// The first executable file called `name` in the directories of `searchPath` (an empty
+    /// entry is the working directory), as a shell started in `directory` looks for a command:
+    /// relative entries are taken from there, where the child runs. `name` itself when it
+    /// holds a `/`.
+    static func search(_ name: String, in searchPath: String?, from directory: String? = nil) -> String? {
+        if name.contains("/") { return name }
+        for entry in (searchPath ?? "/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
+            // Relative to the child's working directory, which it enters before the exec.
+            let candidate = (entry.isEmpty ? "." : String(entry)) + "/" + name
+            var seen = candidate
+            if let directory, !candidate.hasPrefix("/") { seen = directory + "/" + candidate }
+            var info = stat()
+            if stat(seen, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(seen, X_OK) == 0 {
                 return candidate
             }
         }

@@ -104,27 +104,40 @@ final class ChildWatcher: Sendable {
             }
             for fd in ready[0..<Int(count)] {
                 if let watched = byProcess.removeValue(forKey: fd) {
-                    // The main process ended: what it wrote is in the pipe already.
+                    // The main process ended: what it wrote is in the pipe already, and only
+                    // that is read; a leftover still writing is not waited for.
                     let pipe = watched.pipe
                     if pipe >= 0 {
-                        Self.read(watched, into: &buffer, epoll: epoll)
+                        let held = max(0, Int(jobrunner_pipe_holds(pipe)))
+                        _ = Self.read(watched, into: &buffer, atMost: held)
                         byPipe[pipe] = nil
-                        if watched.pipe >= 0 { Self.closePipe(of: watched, epoll: epoll) }
+                        Self.closePipe(of: watched, epoll: epoll)
                     }
                     Self.finish(watched, epoll: epoll)
                 } else if let watched = byPipe[fd] {
-                    Self.read(watched, into: &buffer, epoll: epoll)
-                    if watched.pipe < 0 { byPipe[fd] = nil }
+                    // A few buffers at a time: the pipe stays ready, and a child that writes
+                    // without pause must not keep the others' ends from being seen.
+                    if Self.read(watched, into: &buffer, atMost: Self.readPerWakeUp) {
+                        Self.closePipe(of: watched, epoll: epoll)
+                        byPipe[fd] = nil
+                    }
                 }
             }
         }
     }
 
-    /// Reads what the pipe holds now; closes it at its end or on an error.
-    private static func read(_ watched: Watched, into buffer: inout [UInt8], epoll: Int32) {
-        while watched.pipe >= 0 {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(watched.pipe, $0.baseAddress, $0.count) }
+    /// Bytes read from one child's pipe at one wake-up while its main process runs.
+    static let readPerWakeUp = 256 << 10
+
+    /// Reads up to `limit` bytes from the pipe, stopping early when it is empty; true at its
+    /// end or on an error, when the caller closes it.
+    private static func read(_ watched: Watched, into buffer: inout [UInt8], atMost limit: Int) -> Bool {
+        var left = limit
+        while left > 0 {
+            let wanted = min(left, buffer.count)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(watched.pipe, $0.baseAddress, wanted) }
             if count > 0 {
+                left -= count
                 buffer.withUnsafeBytes { bytes in
                     let piece = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
                     switch watched.output {
@@ -138,9 +151,10 @@ final class ChildWatcher: Sendable {
                 continue
             }
             if count < 0 && errno == EINTR { continue }
-            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
-            closePipe(of: watched, epoll: epoll)
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return false }
+            return true
         }
+        return false
     }
 
     /// Removed from epoll before it is closed: a child being spawned elsewhere may hold a copy

@@ -32,6 +32,9 @@ int jobrunner_pidfd_open(pid_t pid);
 /// A pipe, both ends close-on-exec, the read end (`fds[0]`) non-blocking: 0, or -1 with errno.
 int jobrunner_pipe(int fds[2]);
 
+/// How many bytes the pipe `fd` holds now (FIONREAD), or -1 with errno set.
+int jobrunner_pipe_holds(int fd);
+
 /// A close-on-exec epoll instance, or -1 with errno set.
 int jobrunner_epoll_create(void);
 
