@@ -62,8 +62,9 @@ extension ChildProcess {
         ProcessGroups.spawned(pid)
         started.set(pid)
         onSpawn(pid)
-        let (status, output) = await watcher.wait(pidfd: pidfd, pipe: ends[0], output: output)
-        return .success(Ended(status: status, output: output))
+        let (status, output, at) = await watcher.wait(
+            pidfd: pidfd, pipe: ends[0], output: output, clock: clock)
+        return .success(Ended(status: status, output: output, at: at))
     }
 
     /// `/dev/null`, open for reading (close-on-exec) for as long as the process lives: every

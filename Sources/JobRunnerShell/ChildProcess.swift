@@ -164,7 +164,7 @@ public struct ChildProcess: Sendable {
     }
 
     /// Why the watchdog stopped waiting: the first of these wins.
-    private enum StopReason: Sendable {
+    enum StopReason: Sendable {
         case exited
         case timedOut
         case interrupted
@@ -187,18 +187,32 @@ public struct ChildProcess: Sendable {
         }
         // And whatever it started that left the group.
         if let mark { await ProcessGroups.terminate(marked: mark, killGrace: killGrace, clock: clock) }
-        switch (result, await stop.value) {
-        case (.failure(let failure), _):
+        switch result {
+        case .failure(let failure):
             return Outcome(termination: .failedToStart(failure.reason))
-        case (.success(let ended), .exited):
+        case .success(let ended):
+            return Outcome(
+                termination: Self.termination(of: ended, stoppedBy: await stop.value, deadline: deadline),
+                output: ended.output)
+        }
+    }
+
+    /// How the run ended for the caller, from how the main process ended and what stopped the
+    /// wait first. A main process that ended at or after its deadline timed out, even when its
+    /// end was seen before the timer's: a busy runner may see the two in either order, and the
+    /// order must not decide whether a job that overran its timeout is reported as one.
+    static func termination(of ended: Ended, stoppedBy reason: StopReason, deadline: Date?) -> Termination {
+        switch reason {
+        case .timedOut:
+            return .timedOut
+        case .interrupted:
+            return .interrupted
+        case .exited:
+            if let deadline, let at = ended.at, at >= deadline { return .timedOut }
             switch ended.status {
-            case .exited(let code): return Outcome(termination: .exited(code), output: ended.output)
-            case .signalled(let signal): return Outcome(termination: .signalled(signal), output: ended.output)
+            case .exited(let code): return .exited(code)
+            case .signalled(let signal): return .signalled(signal)
             }
-        case (.success(let ended), .timedOut):
-            return Outcome(termination: .timedOut, output: ended.output)
-        case (.success(let ended), .interrupted):
-            return Outcome(termination: .interrupted, output: ended.output)
         }
     }
 
@@ -231,6 +245,9 @@ public struct ChildProcess: Sendable {
     struct Ended: Sendable {
         var status: ChildWatcher.Status
         var output: [UInt8]
+        /// When its end was seen, on the injected clock, by a thread that does not wait for the
+        /// cooperative pool (``ChildWatcher``'s); nil when not known that early.
+        var at: Date? = nil
     }
 
     /// Starts the process and returns once it has exited and been reaped; tells `started` its

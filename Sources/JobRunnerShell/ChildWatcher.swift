@@ -1,6 +1,7 @@
 import CJobRunnerSystem
 import Foundation
 import Glibc
+import JobRunnerCore
 import Synchronization
 
 /// Waits for the output and the end of the children ``ChildProcess`` starts itself, on one
@@ -32,7 +33,8 @@ final class ChildWatcher: Sendable {
         var pidfd: Int32
         var pipe: Int32
         var output: ChildProcess.Output
-        var continuation: CheckedContinuation<(Status, [UInt8]), Never>
+        var clock: any RunnerClock
+        var continuation: CheckedContinuation<(Status, [UInt8], Date), Never>
     }
 
     private let epoll: Int32
@@ -53,12 +55,16 @@ final class ChildWatcher: Sendable {
 
     /// Waits for the main process behind `pidfd` to end, reading `pipe` (non-blocking, its
     /// write end closed in this process) into `output` meanwhile; closes both, reaps the
-    /// process and returns how it ended with the output kept (empty for a stream).
-    func wait(pidfd: Int32, pipe: Int32, output: ChildProcess.Output) async -> (Status, [UInt8]) {
+    /// process and returns how it ended with the output kept (empty for a stream), and when
+    /// its end was seen on `clock`.
+    func wait(pidfd: Int32, pipe: Int32, output: ChildProcess.Output, clock: any RunnerClock) async -> (
+        Status, [UInt8], Date
+    ) {
         await withCheckedContinuation { continuation in
             pending.withLock {
                 $0.append(
-                    Registration(pidfd: pidfd, pipe: pipe, output: output, continuation: continuation))
+                    Registration(
+                        pidfd: pidfd, pipe: pipe, output: output, clock: clock, continuation: continuation))
             }
             // Registered after the append: the thread has the registration before any event.
             // Only fails for a lack of memory (both descriptors are open and new to epoll).
@@ -73,12 +79,14 @@ final class ChildWatcher: Sendable {
         var pipe: Int32
         let output: ChildProcess.Output
         var kept: [UInt8] = []
-        let continuation: CheckedContinuation<(Status, [UInt8]), Never>
+        let clock: any RunnerClock
+        let continuation: CheckedContinuation<(Status, [UInt8], Date), Never>
 
         init(_ registration: Registration) {
             pidfd = registration.pidfd
             pipe = registration.pipe
             output = registration.output
+            clock = registration.clock
             continuation = registration.continuation
         }
     }
@@ -104,6 +112,7 @@ final class ChildWatcher: Sendable {
             }
             for fd in ready[0..<Int(count)] {
                 if let watched = byProcess.removeValue(forKey: fd) {
+                    let at = watched.clock.now()
                     // The main process ended: what it wrote is in the pipe already, and only
                     // that is read; a leftover still writing is not waited for.
                     let pipe = watched.pipe
@@ -113,7 +122,7 @@ final class ChildWatcher: Sendable {
                         byPipe[pipe] = nil
                         Self.closePipe(of: watched, epoll: epoll)
                     }
-                    Self.finish(watched, epoll: epoll)
+                    Self.finish(watched, at: at, epoll: epoll)
                 } else if let watched = byPipe[fd] {
                     // A few buffers at a time: the pipe stays ready, and a child that writes
                     // without pause must not keep the others' ends from being seen.
@@ -165,7 +174,7 @@ final class ChildWatcher: Sendable {
         watched.pipe = -1
     }
 
-    private static func finish(_ watched: Watched, epoll: Int32) {
+    private static func finish(_ watched: Watched, at: Date, epoll: Int32) {
         _ = jobrunner_epoll_remove(epoll, watched.pidfd)
         var exited: Int32 = 0
         var value: Int32 = 0
@@ -175,6 +184,6 @@ final class ChildWatcher: Sendable {
             jobrunner_reap(watched.pidfd, &exited, &value) == 1
             ? (exited == 1 ? .exited(value) : .signalled(value)) : .signalled(0)
         close(watched.pidfd)
-        watched.continuation.resume(returning: (status, watched.kept))
+        watched.continuation.resume(returning: (status, watched.kept, at))
     }
 }

@@ -93,6 +93,22 @@ import Testing
         #expect(!ProcessGroups.isAlive(group: box.pid))
     }
 
+    @Test func anEndSeenAtOrAfterTheDeadlineIsATimeoutWhicheverWasHandledFirst() {
+        // A busy runner (its cooperative threads taken) can see a main process's end before its
+        // own timer fires, long after the deadline: the job still overran its timeout.
+        let deadline = Date(timeIntervalSince1970: 1_000)
+        let late = ChildProcess.Ended(status: .exited(0), output: [], at: deadline.addingTimeInterval(30))
+        #expect(ChildProcess.termination(of: late, stoppedBy: .exited, deadline: deadline) == .timedOut)
+        let onTime = ChildProcess.Ended(status: .exited(3), output: [], at: deadline.addingTimeInterval(-1))
+        #expect(ChildProcess.termination(of: onTime, stoppedBy: .exited, deadline: deadline) == .exited(3))
+        let unknown = ChildProcess.Ended(status: .signalled(9), output: [])
+        #expect(
+            ChildProcess.termination(of: unknown, stoppedBy: .exited, deadline: deadline) == .signalled(9))
+        #expect(ChildProcess.termination(of: late, stoppedBy: .exited, deadline: nil) == .exited(0))
+        #expect(
+            ChildProcess.termination(of: onTime, stoppedBy: .interrupted, deadline: deadline) == .interrupted)
+    }
+
     @Test func aZeroGraceKillsAtOnce() async {
         let clock = ManualClock()
         let box = PIDBox()

@@ -198,7 +198,7 @@ let testSlots = ChildSlots(capacity: 64)
         let scratch = try Scratch()
         let box = PIDBox()
         let handler = self.handler
-        let request = scratch.request(.shell("echo running; sleep 30"), onSpawn: { box.set($0) })
+        let request = scratch.request(.shell("echo running; sleep 600"), onSpawn: { box.set($0) })
         let task = Task { await handler.run(request) }
         _ = await box.spawned()
         task.cancel()
@@ -250,6 +250,9 @@ let testSlots = ChildSlots(capacity: 64)
     }
 }
 
+/// Each attempt here must still run when the test ends it: its `sleep 600` outlasts the minute
+/// and more for which the suite's other tests (blocking in `Workspace.run`) can keep this
+/// process's tasks waiting, while a child starts at once and its sleep runs meanwhile.
 @Suite struct OrphanTests {
     @Test func startTimeIdentifiesAProcess() throws {
         let groups = ProcessGroups()
@@ -262,7 +265,7 @@ let testSlots = ChildSlots(capacity: 64)
         let scratch = try Scratch()
         let box = PIDBox()
         let handler = ShellHandler(slots: testSlots, baseEnvironment: [:])
-        let task = Task { await handler.run(scratch.request(.shell("sleep 30"), onSpawn: { box.set($0) })) }
+        let task = Task { await handler.run(scratch.request(.shell("sleep 600"), onSpawn: { box.set($0) })) }
         _ = await box.spawned()
         let groups = ProcessGroups()
         // A wrong start time means the pid is someone else's now; the environment does not
@@ -284,7 +287,7 @@ let testSlots = ChildSlots(capacity: 64)
         let handler = ShellHandler(slots: testSlots, baseEnvironment: [:])
         let task = Task {
             await handler.run(
-                scratch.request(.shell("sleep 30"), id: "lost", attempt: 3, onSpawn: { box.set($0) }))
+                scratch.request(.shell("sleep 600"), id: "lost", attempt: 3, onSpawn: { box.set($0) }))
         }
         _ = await box.spawned()
         await ProcessGroups().terminate(Orphan(runID: scratch.runID, jobID: "lost", attempt: 3))
@@ -301,7 +304,7 @@ let testSlots = ChildSlots(capacity: 64)
         let two = PIDBox()
         let other = PIDBox()
         let requests = [("one", one), ("two", two), ("other", other)].map { id, box in
-            scratch.request(.shell("sleep 30"), id: id, onSpawn: { box.set($0) })
+            scratch.request(.shell("sleep 600"), id: id, onSpawn: { box.set($0) })
         }
         let first = Task { await handler.run(requests[0]) }
         let second = Task { await handler.run(requests[1]) }
