@@ -62,8 +62,21 @@ extension ChildProcess {
         ProcessGroups.spawned(pid)
         started.set(pid)
         onSpawn(pid)
-        let (status, output, at) = await watcher.wait(
-            pidfd: pidfd, pipe: ends[0], output: output, clock: clock)
+        guard
+            let (status, output, at) = await watcher.wait(
+                pidfd: pidfd, pipe: ends[0], output: output, clock: clock)
+        else {
+            // Its end could never be seen: ended now, and said so, rather than waited for.
+            kill(-pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            close(pidfd)
+            close(ends[0])
+            return .failure(
+                StartFailure(
+                    reason: "epoll refused to watch \(path) once started; it was killed"
+                ))
+        }
         return .success(Ended(status: status, output: output, at: at))
     }
 

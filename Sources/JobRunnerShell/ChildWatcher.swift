@@ -34,7 +34,7 @@ final class ChildWatcher: Sendable {
         var pipe: Int32
         var output: ChildProcess.Output
         var clock: any RunnerClock
-        var continuation: CheckedContinuation<(Status, [UInt8], Date), Never>
+        var continuation: CheckedContinuation<(Status, [UInt8], Date)?, Never>
     }
 
     private let epoll: Int32
@@ -56,20 +56,27 @@ final class ChildWatcher: Sendable {
     /// Waits for the main process behind `pidfd` to end, reading `pipe` (non-blocking, its
     /// write end closed in this process) into `output` meanwhile; closes both, reaps the
     /// process and returns how it ended with the output kept (empty for a stream), and when
-    /// its end was seen on `clock`.
+    /// its end was seen on `clock`. Nil at once, with nothing closed, when epoll refuses either
+    /// descriptor (no memory, or the user's limit on watched descriptors): the caller ends the
+    /// child rather than wait for an end that would never be seen.
     func wait(pidfd: Int32, pipe: Int32, output: ChildProcess.Output, clock: any RunnerClock) async -> (
         Status, [UInt8], Date
-    ) {
+    )? {
         await withCheckedContinuation { continuation in
-            pending.withLock {
-                $0.append(
+            // Added to epoll under the lock the thread takes after every wake-up, before it
+            // looks at an event: any descriptor it hears of is in its registrations by then.
+            let watched = pending.withLock { list -> Bool in
+                guard jobrunner_epoll_add(epoll, pipe) == 0 else { return false }
+                guard jobrunner_epoll_add(epoll, pidfd) == 0 else {
+                    _ = jobrunner_epoll_remove(epoll, pipe)
+                    return false
+                }
+                list.append(
                     Registration(
                         pidfd: pidfd, pipe: pipe, output: output, clock: clock, continuation: continuation))
+                return true
             }
-            // Registered after the append: the thread has the registration before any event.
-            // Only fails for a lack of memory (both descriptors are open and new to epoll).
-            _ = jobrunner_epoll_add(epoll, pipe)
-            _ = jobrunner_epoll_add(epoll, pidfd)
+            if !watched { continuation.resume(returning: nil) }
         }
     }
 
@@ -80,7 +87,7 @@ final class ChildWatcher: Sendable {
         let output: ChildProcess.Output
         var kept: [UInt8] = []
         let clock: any RunnerClock
-        let continuation: CheckedContinuation<(Status, [UInt8], Date), Never>
+        let continuation: CheckedContinuation<(Status, [UInt8], Date)?, Never>
 
         init(_ registration: Registration) {
             pidfd = registration.pidfd

@@ -86,6 +86,14 @@ import Testing
         #expect(sink.count < 20 << 20, "read \(sink.count) bytes, most written after the exit")
     }
 
+    @Test func descriptorsEpollRefusesAreAnsweredAtOnceNotAwaitedForever() async throws {
+        let watcher = try #require(ChildWatcher.shared)
+        // -1 stands for any descriptor epoll will not watch.
+        let answer = await watcher.wait(
+            pidfd: -1, pipe: -1, output: .keep(lastBytes: 1), clock: ManualClock())
+        #expect(answer == nil)
+    }
+
     @Test func aRelativeEntryOfPathIsSearchedFromTheChildsWorkingDirectory() async throws {
         let scratch = try Scratch()
         let written = await ChildProcess(
