@@ -25,6 +25,16 @@ import Testing
         #expect(rings.all == [near, again], "nothing rang for \(far) or \(taken)")
     }
 
+    /// A stopped alarm has no thread to wait: an arming rings at once, so no commit waits
+    /// for an alarm that cannot ring.
+    @Test func aStoppedAlarmRingsAtOnce() {
+        let rings = RingLog()
+        let alarm = PacingAlarm { rings.note($0) }
+        alarm.stop()
+        let alarmNumber = alarm.arm(after: .seconds(3600))
+        #expect(rings.all == [alarmNumber])
+    }
+
     /// A fresh attempt that hangs does not hold the next commit past the wait's bound: `quick`
     /// ends beside `hang`, and its end is stored and reported while `hang` still runs.
     @Test(.timeLimit(.minutes(1))) func aCommitWaitingForAHangingFreshAttemptGoesAfterItsBound() async throws

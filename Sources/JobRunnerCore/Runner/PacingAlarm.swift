@@ -66,8 +66,17 @@ final class PacingAlarm: @unchecked Sendable {
         started = true
         // Asleep past the new date: only then is the thread woken.
         let wake = wakesAt.map { $0 > date } ?? true
+        // No thread to wait (stopped, or it could not start): the wait is over at once.
+        let ringNow = stopped
+        if ringNow { armed = nil }
         pthread_mutex_unlock(mutex)
-        if startThread { spawn() } else if wake { pthread_cond_signal(wakeUp) }
+        if ringNow {
+            ring(alarm)
+        } else if startThread {
+            spawn()
+        } else if wake {
+            pthread_cond_signal(wakeUp)
+        }
         return alarm
     }
 
@@ -78,7 +87,7 @@ final class PacingAlarm: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Ends the thread; the alarm never rings again.
+    /// Ends the thread; from then on an `arm` rings at once.
     func stop() {
         pthread_mutex_lock(mutex)
         stopped = true
