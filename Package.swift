@@ -32,7 +32,6 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         // `serve` as a service: graceful shutdown on SIGTERM and SIGINT.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -76,10 +75,9 @@ let package = Package(
             name: "JobRunnerPluginHost",
             dependencies: [
                 "JobRunnerCore", "JobRunnerPluginAPI",
-                // The calls waiting for a plugin worker (`isolation: process`).
+                // The calls waiting for a plugin worker (`isolation: process`) or for one of the
+                // in-process call threads.
                 .product(name: "DequeModule", package: "swift-collections"),
-                // NIOThreadPool: the bounded set of threads that in-process plugin calls block.
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .target(name: "NoopPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/noop"),
@@ -117,8 +115,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                // NIOThreadPool: `run` sizes, starts and stops the in-process plugin threads.
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(

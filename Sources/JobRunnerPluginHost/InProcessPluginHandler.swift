@@ -1,20 +1,19 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerPluginAPI
-import NIOPosix
 
 /// Runs plugin jobs by calling the plugin in this process (`isolation: inprocess`).
 ///
 /// `invoke` blocks its thread, so calls run on a fixed set of threads of their own (`threads`),
 /// never on the cooperative pool the runner lives on nor on Dispatch's threads, which a Swift
 /// plugin needs to run its async handler: blocking hundreds of those at once starves the
-/// process. Calls beyond the pool's `numberOfThreads` wait for a thread, in order.
+/// process. Calls beyond the threads' `count` wait for a thread, in order.
 ///
 /// A call cannot be interrupted: on a timeout or a stop the attempt ends at once, as `timeout`
 /// or `interrupted`, and whatever the handler returns later is dropped.
 public struct InProcessPluginHandler: JobHandler {
     let catalog: PluginCatalog
-    let threads: NIOThreadPool
+    let threads: CallThreads
     let clock: any RunnerClock
 
     /// A handler whose calls block the threads of `threads`.
@@ -24,7 +23,7 @@ public struct InProcessPluginHandler: JobHandler {
     ///     starts it before the first attempt and shuts it down after the last; a call made
     ///     while it is not running ends at once as `interrupted`.
     ///   - clock: what timeouts are measured on.
-    public init(catalog: PluginCatalog, threads: NIOThreadPool, clock: any RunnerClock) {
+    public init(catalog: PluginCatalog, threads: CallThreads, clock: any RunnerClock) {
         self.catalog = catalog
         self.threads = threads
         self.clock = clock
@@ -62,8 +61,8 @@ public struct InProcessPluginHandler: JobHandler {
     private func submit(_ request: AttemptRequest, _ call: Call) {
         let catalog = self.catalog
         let clock = self.clock
-        threads.submit { state in
-            guard case .active = state else {
+        threads.submit { running in
+            guard running else {
                 return call.finish(Self.stopped)
             }
             // Stopped while it waited for a thread: the handler is not called at all.

@@ -1,4 +1,5 @@
-import NIOPosix
+import JobRunnerPluginHost
+import Synchronization
 import Testing
 
 @testable import JobRunnerCLI
@@ -17,12 +18,16 @@ import Testing
 
     /// A run's threads take work until the run stops them; after that a call is turned away at
     /// once, not left waiting.
-    @Test func stoppedThreadsTurnCallsAway() async throws {
+    @Test func stoppedThreadsTurnCallsAway() async {
         let threads = PluginThreads(environment: ["JOBRUNNER_PLUGIN_THREADS": "2"])
-        #expect(threads.pool.numberOfThreads == 2)
-        let ran = try await threads.pool.runIfActive { 42 }
-        #expect(ran == 42)
+        #expect(threads.pool.count == 2)
+        let ran = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            threads.pool.submit { running in continuation.resume(returning: running) }
+        }
+        #expect(ran)
         threads.stop()
-        await #expect(throws: (any Error).self) { try await threads.pool.runIfActive { 1 } }
+        let later = Mutex<Bool?>(nil)
+        threads.pool.submit { running in later.withLock { $0 = running } }
+        #expect(later.withLock { $0 } == false)
     }
 }

@@ -138,6 +138,9 @@ import Testing
         #expect(VisibleText.escaped("plain — text") == "plain — text")
         #expect(VisibleText.escaped("\u{1B}]0;TITLE\u{7}\u{1B}[2J") == "\\x1B]0;TITLE\\x07\\x1B[2J")
         #expect(VisibleText.escaped("a\tb\r\nc\u{0}\u{7F}\u{9B}") == "a\\tb\\r\\nc\\0\\x7F\\u{9B}")
+        // A C1 control alone, and a character that shares its first UTF-8 byte (0xC2) but is none.
+        #expect(VisibleText.escaped("next\u{85}line") == "next\\u{85}line")
+        #expect(VisibleText.escaped("£ 3") == "£ 3")
     }
 
     // MARK: Parameters that hide each other

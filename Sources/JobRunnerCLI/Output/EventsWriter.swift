@@ -3,11 +3,13 @@ import Foundation
 import Glibc
 import JobRunnerCore
 
-/// Writes `--events` as JSON lines (SPEC 5.10), one `write` per event so a reader following
-/// the file never sees half a line.
+/// Writes `--events` as JSON lines (SPEC 5.10). The lines of one batch of the runner's messages
+/// go out in one `write` (``PendingOutput``), so a reader following the file never sees half a
+/// line.
 final class EventsWriter: RunObserver, Sendable {
     private let fd: Int32
     private let ownsDescriptor: Bool
+    private let pending: PendingOutput
 
     /// Opens `path` for appending, or standard output for `-`.
     init(path: String) throws {
@@ -22,13 +24,19 @@ final class EventsWriter: RunObserver, Sendable {
             }
             ownsDescriptor = true
         }
+        pending = PendingOutput(fd: fd)
     }
 
-    deinit { if ownsDescriptor { close(fd) } }
+    deinit {
+        pending.flush()
+        if ownsDescriptor { close(fd) }
+    }
 
     func record(_ event: RunEvent) {
-        writeText(fd, Self.json(event) + "\n")
+        pending.append(Self.json(event) + "\n")
     }
+
+    func flush() { pending.flush() }
 
     static func json(_ event: RunEvent) -> String {
         var fields: [(String, String)] = [

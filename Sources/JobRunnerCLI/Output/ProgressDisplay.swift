@@ -5,15 +5,19 @@ import JobRunnerCore
 import Synchronization
 
 /// `--progress plain`: one line per transition; under a `failed` line, the end of the
-/// attempt's log.
+/// attempt's log. The lines of one batch of the runner's messages go out in one `write`.
 final class PlainProgress: RunObserver, Sendable {
-    private let fd: Int32
     private let logs: LogTail
+    private let pending: PendingOutput
 
     init(fd: Int32, logs: LogTail) {
-        self.fd = fd
+        self.pending = PendingOutput(fd: fd)
         self.logs = logs
     }
+
+    deinit { pending.flush() }
+
+    func flush() { pending.flush() }
 
     func record(_ event: RunEvent) {
         guard let line = Self.line(for: event) else { return }
@@ -23,7 +27,7 @@ final class PlainProgress: RunObserver, Sendable {
         if event.kind == .failed, let job = event.job, let attempt = event.attempt {
             text += LogTail.indented(logs.lines(run: event.run, job: job, attempt: attempt))
         }
-        writeText(fd, text)
+        pending.append(text)
     }
 
     /// The words for one event, or nil for events that only the events file carries.
@@ -63,7 +67,8 @@ final class PlainProgress: RunObserver, Sendable {
 }
 
 /// `--progress tty`: finished jobs scroll by above a live board of the running ones with their
-/// elapsed time and the counts, redrawn in place every second and on every transition.
+/// elapsed time and the counts, redrawn in place every second and once per batch of the
+/// runner's messages that changed it (``flush()``).
 final class TerminalProgress: RunObserver, @unchecked Sendable {
     // @unchecked: `board` is a Mutex; the timer source is only resumed and cancelled, both
     // thread-safe in Dispatch.
@@ -76,7 +81,14 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         /// Each job's last failed attempt, in the order they failed: their logs' ends are shown
         /// when the run ends.
         var failures: [(run: String, job: String, attempt: Int)] = []
+        /// Lines to scroll by above the board at the next redraw, in order.
+        var above: [String] = []
+        /// Whether anything changed since the board was last drawn.
+        var changed = false
     }
+
+    /// How many lines wait at most for a redraw.
+    private static let pendingLimit = 1_000
 
     private let fd: Int32
     private let logs: LogTail
@@ -90,7 +102,7 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         self.total = totalJobs
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "jobrunner.progress"))
         timer.schedule(deadline: .now() + 1, repeating: 1)
-        timer.setEventHandler { [weak self] in self?.redraw(above: nil) }
+        timer.setEventHandler { [weak self] in self?.redraw() }
         timer.resume()
     }
 
@@ -103,7 +115,7 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
             } else if [.waiting, .suspended, .resumed].contains(event.kind),
                 let line = PlainProgress.line(for: event)
             {
-                redraw(above: line)
+                note(line)
             }
             return
         }
@@ -137,13 +149,34 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
                 break
             }
         }
-        redraw(above: line)
+        note(line)
+    }
+
+    /// Redraws the board if the batch changed it, with the lines it finished above.
+    func flush() {
+        if board.withLock({ $0.changed }) { redraw() }
+    }
+
+    /// Notes a change of the board, and a line to scroll by above it; redrawn on the next
+    /// ``flush()`` (or sooner when many lines wait).
+    private func note(_ line: String?) {
+        let full = board.withLock { board in
+            board.changed = true
+            if let line { board.above.append(line) }
+            return board.above.count >= Self.pendingLimit
+        }
+        if full { redraw() }
     }
 
     private func finish() {
         timer.cancel()
         board.withLock { board in
-            if board.drawnLines > 0 { writeText(fd, "\u{1B}[\(board.drawnLines)A\u{1B}[J") }
+            var text = ""
+            if board.drawnLines > 0 { text += "\u{1B}[\(board.drawnLines)A\u{1B}[J" }
+            for line in board.above { text += VisibleText.escaped(line) + "\n" }
+            if !text.isEmpty { writeText(fd, text) }
+            board.above = []
+            board.changed = false
             board.drawnLines = 0
             for failure in board.failures {
                 let lines = logs.lines(run: failure.run, job: failure.job, attempt: failure.attempt)
@@ -156,13 +189,15 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         }
     }
 
-    private func redraw(above line: String?) {
+    private func redraw() {
         board.withLock { board in
             var text = ""
             if board.drawnLines > 0 { text += "\u{1B}[\(board.drawnLines)A\u{1B}[J" }
-            // Escaped: the line carries what jobs wrote; only the board's own sequences reach
+            // Escaped: the lines carry what jobs wrote; only the board's own sequences reach
             // the terminal as such.
-            if let line { text += VisibleText.escaped(line) + "\n" }
+            for line in board.above { text += VisibleText.escaped(line) + "\n" }
+            board.above = []
+            board.changed = false
             let now = Date()
             var lines: [String] = []
             for job in board.order.prefix(20) {

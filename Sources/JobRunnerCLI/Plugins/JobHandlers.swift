@@ -2,7 +2,6 @@ import Foundation
 import JobRunnerCore
 import JobRunnerPluginHost
 import JobRunnerShell
-import NIOPosix
 
 /// Sends each attempt to the handler its job asks for: the shell, a plugin in this process, a
 /// plugin on a persistent worker process, or a plugin in a child process of its own.
@@ -40,7 +39,7 @@ struct JobHandlers: JobHandler {
     /// calls share one limit on child processes, made here, once per runner. The caller shuts
     /// `workers` down when the run ends.
     static func standard(
-        plugins: PluginCatalog, pluginThreads: NIOThreadPool, clock: any RunnerClock = SystemClock(),
+        plugins: PluginCatalog, pluginThreads: CallThreads, clock: any RunnerClock = SystemClock(),
         secrets: Secrets = Secrets(),
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> JobHandlers {

@@ -1,17 +1,16 @@
 import Foundation
-import NIOPosix
+import JobRunnerPluginHost
 
 /// The threads in-process plugin calls block (`isolation: inprocess`): sized and started for one
 /// run, stopped when it ends. `InProcessPluginHandler` gets `pool`.
 struct PluginThreads: Sendable {
     /// The started pool.
-    let pool: NIOThreadPool
+    let pool: CallThreads
 
     /// Starts as many threads as ``count(environment:activeProcessors:)`` says.
     init(environment: [String: String], activeProcessors: Int = ProcessInfo.processInfo.activeProcessorCount)
     {
-        pool = NIOThreadPool(
-            numberOfThreads: Self.count(environment: environment, activeProcessors: activeProcessors))
+        pool = CallThreads(count: Self.count(environment: environment, activeProcessors: activeProcessors))
         pool.start()
     }
 
@@ -31,6 +30,6 @@ struct PluginThreads: Sendable {
     /// result, so a call still on a thread is one a timeout or a stop gave up on, and waiting
     /// for it would hold the exit hostage to a hung handler; calls still queued are dropped.
     func stop() {
-        pool.shutdownGracefully { _ in }
+        pool.stop()
     }
 }

@@ -109,6 +109,8 @@ public struct MaskingObserver: RunObserver {
         masked.value = event.value.map(masker.mask)
         inner.record(masked)
     }
+
+    public func flush() { inner.flush() }
 }
 
 /// Constraint commands whose failure lines hold no secret: a `satisfy` that fails quotes its

@@ -34,8 +34,11 @@ extension Runner {
         /// Attempts started by the last commit that have not ended: the next commit may wait
         /// for them.
         private var fresh = Set<AttemptKey>()
-        /// Until when the next commit waits for them, and the task that says when that passed.
-        private var freshWait: (until: ContinuousClock.Instant, task: Task<Void, Never>)?
+        /// Until when the next commit waits for them, and the number of the alarm that says
+        /// when that passed.
+        private var freshWait: (until: ContinuousClock.Instant, alarm: Int)?
+        /// Rings when a wait for fresh attempts is over; its thread starts with the first wait.
+        private let alarm: PacingAlarm
         private(set) var stopSignal: Int32?
         private(set) var storeFailure: StoreError?
         /// Attempts under way: each started by its handler without a task (``AttemptStop``), or
@@ -86,7 +89,11 @@ extension Runner {
             self.workload = runner.workload
             self.online = online
             self.pacing = CommitPacing(runner.options.commitPacing)
+            let mailbox = runner.mailbox
+            self.alarm = PacingAlarm { mailbox.yield(.paced($0)) }
         }
+
+        deinit { alarm.stop() }
 
         /// Whether the loop is over: nothing runs or waits to be stored, and either a stop was
         /// asked for or, when not serving, every job and due occurrence is final.
@@ -169,8 +176,9 @@ extension Runner {
                 workload = reloaded
                 timetable.reload(periodic)
                 if stopSignal == nil { submit(tickTimetable()) }
-            case .paced:
-                break
+            case .paced(let number):
+                // Over, whatever the clocks say: no other message may come to end it.
+                if freshWait?.alarm == number { freshWait?.until = .now }
             }
             closeFinishedRuns()
             rearmTimer()
@@ -422,22 +430,11 @@ extension Runner {
                 if let freshWait {
                     if now < freshWait.until { return }
                 } else {
-                    let until = now.advanced(by: wait)
-                    let mailbox = runner.mailbox
-                    freshWait = (
-                        until,
-                        Task {
-                            // Cancelled when the fresh attempts all ended first: no message.
-                            guard (try? await Task.sleep(until: until, clock: .continuous)) != nil else {
-                                return
-                            }
-                            mailbox.yield(.paced)
-                        }
-                    )
+                    freshWait = (now.advanced(by: wait), alarm.arm(after: wait))
                     return
                 }
             }
-            freshWait?.task.cancel()
+            if freshWait != nil { alarm.disarm() }
             freshWait = nil
             fresh.removeAll()
             let decision = held
@@ -474,7 +471,7 @@ extension Runner {
             for (_, task) in sideTasks { task.cancel() }
             timer?.task.cancel()
             timer = nil
-            freshWait?.task.cancel()
+            alarm.disarm()
             freshWait = nil
             // Occurrences held for their needs become runs that the next runner resumes.
             let held = waiting
@@ -651,7 +648,7 @@ extension Runner {
         /// Waits for cancelled constraint commands to end.
         func finishSideTasks() async {
             timer?.task.cancel()
-            freshWait?.task.cancel()
+            alarm.stop()
             for (_, task) in sideTasks {
                 task.cancel()
                 await task.value

@@ -80,8 +80,9 @@ public final class Runner: Sendable {
         case stop(Int32)
         /// New definitions (`serve` reloading its files) and the periodic jobs among them.
         case reload(Workload, [Timetable.Job])
-        /// The wait of ``CommitPacing`` for fresh attempts is over.
-        case paced
+        /// The wait of ``CommitPacing`` for fresh attempts is over: the alarm with this number
+        /// rang.
+        case paced(Int)
     }
 
     let workload: Workload
@@ -154,6 +155,8 @@ public final class Runner: Sendable {
     /// - Throws: ``StoreError`` when state cannot be read or written; running attempts are
     ///   ended first.
     public func run() async throws(StoreError) -> RunSummary {
+        // Whatever ends the run, what observers were given is written out.
+        defer { observer.flush() }
         let random: any RandomSource = randomSeed.map { SeededRandomSource(seed: $0) } ?? SystemRandomSource()
         var known: [SchedulerInput] = []
         let usesInternet = workload.usesInternet
@@ -188,6 +191,8 @@ public final class Runner: Sendable {
                 for first in mailbox.takeFirst() where !deliver(first) { break waiting }
                 guard deliver(message) else { break waiting }
             }
+            // What the batch reported goes out in one go, before the loop waits for more.
+            observer.flush()
         }
         await pump.finishSideTasks()
 

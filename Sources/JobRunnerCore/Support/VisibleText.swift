@@ -9,7 +9,17 @@ public enum VisibleText {
     /// `text` with every control character written as a visible escape; unchanged (and not
     /// copied character by character) when it has none.
     public static func escaped(_ text: some StringProtocol) -> String {
-        guard text.unicodeScalars.contains(where: needsEscape) else { return String(text) }
+        escaped(String(text))
+    }
+
+    /// The same for a `String`: not generic, so that the look at its bytes is compiled for
+    /// `String` itself rather than called through the protocol's witnesses, one byte at a time.
+    public static func escaped(_ text: String) -> String {
+        // Bytes first (the progress display escapes two lines per job): a control character
+        // is a byte below 0x20 or 0x7F, or a C1 control, whose UTF-8 starts with 0xC2.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 }),
+            text.unicodeScalars.contains(where: needsEscape)
+        else { return text }
         var result = ""
         result.reserveCapacity(text.utf8.count + 8)
         for scalar in text.unicodeScalars {

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// Text an observer was given and has not written yet. It goes out in one `write` on
+/// ``flush()``, which the runner calls once per batch of messages, or sooner once it grows past
+/// ``limit`` (the opening of 100,000 jobs reports them all at once). Whole lines only: a reader
+/// following the output never sees half of one.
+final class PendingOutput: Sendable {
+    /// How many bytes wait at most before they are written anyway.
+    static let limit = 64 * 1024
+
+    private let fd: Int32
+    private let bytes = Mutex<[UInt8]>([])
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// Adds `text` (whole lines) after what waits.
+    func append(_ text: String) {
+        bytes.withLock { bytes in
+            bytes.append(contentsOf: text.utf8)
+            if bytes.count >= Self.limit { Self.write(fd, &bytes) }
+        }
+    }
+
+    /// Writes what waits, if anything.
+    func flush() {
+        bytes.withLock { bytes in
+            if !bytes.isEmpty { Self.write(fd, &bytes) }
+        }
+    }
+
+    /// Written under the lock: what two threads append goes out in the order they appended it.
+    private static func write(_ fd: Int32, _ bytes: inout [UInt8]) {
+        writeBytes(fd, bytes)
+        bytes.removeAll(keepingCapacity: true)
+    }
+}
