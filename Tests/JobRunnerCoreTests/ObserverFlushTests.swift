@@ -8,7 +8,7 @@ import Testing
 /// Observers may keep what they record and write it on `flush()`: the runner flushes once per
 /// batch of messages, so lines appear while the run goes on, and once more before it returns.
 @Suite struct ObserverFlushTests {
-    @Test(.timeLimit(.minutes(1))) func whatABatchReportedIsFlushedBeforeTheRunWaitsAndAtTheEnd() async throws
+    @Test(.timeLimit(.minutes(5))) func whatABatchReportedIsFlushedBeforeTheRunWaitsAndAtTheEnd() async throws
     {
         let observer = FlushWatcher()
         let handler = ScriptedHandler(hold: ["hold"])

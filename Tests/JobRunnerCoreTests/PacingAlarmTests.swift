@@ -9,7 +9,7 @@ import Testing
 @Suite struct PacingAlarmTests {
     /// Armed for an hour, then for a moment: the thread, asleep for the hour, is woken for the
     /// nearer date and rings with the number of the last arming only.
-    @Test(.timeLimit(.minutes(1))) func aNearerDateWakesTheAlarmAndOnlyTheLastArmingRings() async {
+    @Test(.timeLimit(.minutes(5))) func aNearerDateWakesTheAlarmAndOnlyTheLastArmingRings() async {
         let rings = RingLog()
         let alarm = PacingAlarm { rings.note($0) }
         defer { alarm.stop() }
@@ -37,7 +37,7 @@ import Testing
 
     /// A fresh attempt that hangs does not hold the next commit past the wait's bound: `quick`
     /// ends beside `hang`, and its end is stored and reported while `hang` still runs.
-    @Test(.timeLimit(.minutes(1))) func aCommitWaitingForAHangingFreshAttemptGoesAfterItsBound() async throws
+    @Test(.timeLimit(.minutes(5))) func aCommitWaitingForAHangingFreshAttemptGoesAfterItsBound() async throws
     {
         let handler = ScriptedHandler(hold: ["hang"])
         let harness = Harness(handler: handler)

@@ -8,7 +8,7 @@ import Testing
 @Suite struct CallThreadsTests {
     /// Four calls that each wait until all four run at once: they can only end if the one wake
     /// of the caller led the woken threads to wake every other one. Then many more, all run.
-    @Test(.timeLimit(.minutes(1))) func callsHandedOverAtOnceWakeEveryThreadAndAllRun() async {
+    @Test(.timeLimit(.minutes(5))) func callsHandedOverAtOnceWakeEveryThreadAndAllRun() async {
         let threads = CallThreads(count: 4)
         threads.start()
         defer { threads.stop() }
@@ -37,7 +37,7 @@ import Testing
         #expect(tally.turnedAway == 0)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aStopTurnsWaitingAndLaterCallsAway() async {
+    @Test(.timeLimit(.minutes(5))) func aStopTurnsWaitingAndLaterCallsAway() async {
         let threads = CallThreads(count: 1)
         threads.start()
         let gate = Meeting(expected: 2)

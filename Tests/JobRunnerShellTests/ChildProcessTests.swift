@@ -10,7 +10,7 @@ import Testing
 /// The child-process runner on its own. Time that matters (deadlines, grace periods) runs on a
 /// manual clock; the tests wait for the runner to be asleep on it, never for a while. The time
 /// limit turns a runner that never sleeps where it should (a wait that would hang) into a failure.
-@Suite(.timeLimit(.minutes(1))) struct ChildProcessTests {
+@Suite(.timeLimit(.minutes(5))) struct ChildProcessTests {
     func shell(
         _ command: String, timeout: Duration? = nil, killGrace: Duration = .seconds(5),
         clock: any RunnerClock = ManualClock(), output: ChildProcess.Output = .keep(lastBytes: .max)
