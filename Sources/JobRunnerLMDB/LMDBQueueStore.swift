@@ -38,12 +38,20 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         try DataFileCheck.verify(directory + "/data.mdb")
         let heldPages = DataFileCheck.holdsPages(directory + "/data.mdb")
         do {
-            environment = try Environment(directory: directory, mapSize: mapSize)
+            // A new file gets its schema version in the commit that creates its tables: a runner
+            // killed between two such commits left a file with pages and no version, which every
+            // later start refused as damaged.
+            environment = try Environment(directory: directory, mapSize: mapSize) {
+                txn, tables throws(LMDBError) in
+                guard !heldPages, try txn.get(tables.meta, key: StoreKey.schemaVersion) == nil else { return }
+                try txn.put(
+                    tables.meta, key: StoreKey.schemaVersion, value: Array(String(Self.schemaVersion).utf8))
+            }
         } catch {
             throw error.storeError(path: directory)
         }
         writer = GroupCommitWriter(environment: environment, failsAfterWritingAhead: failsAfterWritingAhead)
-        try checkSchema(heldPages: heldPages)
+        try checkSchema()
         writer.start()
     }
 
@@ -52,10 +60,11 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// Lets the writer finish what was submitted, then stop; later submissions fail.
     public func close() { writer.close() }
 
-    /// - Parameter heldPages: the data file held committed pages before it was opened; every
-    ///   store writes its schema version in its first transaction, so such a file without one
-    ///   lost its records to damage, and is not taken for an empty history.
-    private func checkSchema(heldPages: Bool) throws(StoreError) {
+    /// Refuses a newer schema. A data file without a version held pages before it was opened
+    /// (a new one got its version with its tables): every store writes its version in its first
+    /// transaction, so such a file lost its records to damage, and is not taken for an empty
+    /// history.
+    private func checkSchema() throws(StoreError) {
         let tables = environment.tables
         do {
             let stored = try environment.read { txn throws(LMDBError) in
@@ -74,17 +83,12 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                         "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR"
                     )
                 }
-            } else if heldPages {
+            } else {
+                // A new file has its version by now (`init`): this one held pages before.
                 throw StoreError(
                     .corrupt,
                     "the state database in \(environment.path) is damaged: its records are gone though the file holds pages; restore it from a backup, or move the state directory aside to start afresh"
                 )
-            } else {
-                try environment.write { txn throws(LMDBError) in
-                    try txn.put(
-                        tables.meta, key: StoreKey.schemaVersion,
-                        value: Array(String(Self.schemaVersion).utf8))
-                }
             }
         } catch let error as LMDBError {
             throw error.storeError(path: environment.path)
