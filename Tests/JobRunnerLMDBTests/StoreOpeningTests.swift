@@ -28,6 +28,26 @@ import Testing
         #expect(try again.runs().isEmpty)
     }
 
+    /// A runner killed during that first commit, after its pages and before its meta page,
+    /// leaves a file longer than its two meta pages with nothing committed: it is a new store,
+    /// not a damaged one.
+    @Test func aFirstCommitThatDiedBeforeItsMetaPageLeavesANewStore() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var env: OpaquePointer?
+        #expect(mdb_env_create(&env) == 0)
+        #expect(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o600) == 0)
+        mdb_env_close(env)
+        let url = URL(fileURLWithPath: directory + "/data.mdb")
+        var bytes = try Data(contentsOf: url)
+        #expect(bytes.count == 8192, "two meta pages, as LMDB makes them")
+        bytes.append(Data(repeating: 0xAB, count: 3 * 4096))
+        try bytes.write(to: url)
+        let store = try LMDBQueueStore(directory: directory)
+        #expect(try store.runs().isEmpty)
+        #expect(lastTransaction(store) == 1)
+    }
+
     /// Tables without a version, as a runner killed between those two commits left them, stay
     /// refused: nothing tells them from a file whose records damage took.
     @Test func tablesWithoutAVersionAreStillRefused() throws {
