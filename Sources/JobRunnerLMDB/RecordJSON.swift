@@ -124,6 +124,9 @@ struct RowWriter {
 
     mutating func string(_ value: String) { JSONWriter.appendQuoted(value, to: &bytes) }
 
+    /// As `JSONWriter.integer` writes one. A copy in this module, so that the compiler can
+    /// specialize it for each integer type a row holds (a generic call into another module
+    /// goes through the type's witness tables).
     mutating func integer(_ value: some BinaryInteger) {
         guard let value = Int64(exactly: value) else { return bytes.append(contentsOf: String(value).utf8) }
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
