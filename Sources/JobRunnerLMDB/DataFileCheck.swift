@@ -83,15 +83,20 @@ enum DataFileCheck {
     }
 
     /// Whether the file holds pages beyond its two meta pages: some transaction was committed
-    /// to it, so it is not the file of a store that never opened. False when it is missing.
+    /// to it, so it is not the file of a store that never opened. False when it is missing, and
+    /// when both meta pages are still as LMDB made them (no transaction, no page but themselves):
+    /// the first commit wrote its pages and died before its meta page, and nothing was stored.
     static func holdsPages(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let size = (try? handle.seekToEnd()) ?? 0
         try? handle.seek(toOffset: 0)
-        let pageSize =
-            meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data()).map { UInt64($0.pageSize) } ?? 4096
-        return size > 2 * pageSize
+        let first = meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data())
+        let pageSize = first.map { UInt64($0.pageSize) } ?? 4096
+        try? handle.seek(toOffset: pageSize)
+        let second = meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data())
+        let neverCommitted = [first, second].allSatisfy { $0?.transaction == 0 && $0?.lastPage == 1 }
+        return size > 2 * pageSize && !neverCommitted
     }
 
     /// The meta page at the start of `page`, or nil when its magic or version is wrong.

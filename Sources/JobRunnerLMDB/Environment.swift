@@ -24,7 +24,12 @@ final class Environment: @unchecked Sendable {
     private(set) var tables = Tables()
     private var mappedPages: MappedPages?
 
-    init(directory: String, mapSize: Int) throws(LMDBError) {
+    /// - Parameter prepare: runs in the transaction that opens (and creates) the tables, after
+    ///   they are open: what it writes is committed with them, or not at all.
+    init(
+        directory: String, mapSize: Int,
+        prepare: (borrowing Transaction, Tables) throws(LMDBError) -> Void = { _, _ in }
+    ) throws(LMDBError) {
         var env: OpaquePointer?
         try LMDBError.check(mdb_env_create(&env), "mdb_env_create")
         guard let env else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
@@ -49,6 +54,7 @@ final class Environment: @unchecked Sendable {
                 tables.pipelines = try txn.open("pipelines")
                 tables.requests = try txn.open("requests")
                 tables.schedules = try txn.open("schedules")
+                try prepare(txn, tables)
             }
         } catch {
             // `self` is whole by now: `deinit` closes the environment (closing it here too was

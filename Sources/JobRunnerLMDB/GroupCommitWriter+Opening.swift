@@ -57,6 +57,7 @@ extension GroupCommitWriter {
         let ids = jobs.indices.map { jobs.jobID($0) }
         let order = jobs.indices.sorted { ids[$0].utf8.lexicographicallyPrecedes(ids[$1].utf8) }
         var start = 0
+        var row = RowWriter(capacity: 512)
         while start < order.count {
             let chunk = order[start..<min(start + Self.openingChunk, order.count)]
             try environment.write { txn throws(LMDBError) in
@@ -66,7 +67,9 @@ extension GroupCommitWriter {
                     if later.contains(key) { continue }
                     let job = jobs[position]
                     assert(job.occurrence.isEmpty && job.jobID == ids[position])
-                    try txn.put(tables.jobs, key: key, value: RecordJSON.encode(job))
+                    row.clear()
+                    RecordJSON.encode(job, into: &row)
+                    try txn.put(tables.jobs, key: key, value: row.bytes)
                 }
             }
             start += chunk.count

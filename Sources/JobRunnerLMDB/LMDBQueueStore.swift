@@ -41,12 +41,20 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         try DataFileCheck.verify(directory + "/data.mdb")
         let heldPages = DataFileCheck.holdsPages(directory + "/data.mdb")
         do {
-            environment = try Environment(directory: directory, mapSize: mapSize)
+            // A new file gets its schema version in the commit that creates its tables: a runner
+            // killed between two such commits left a file with pages and no version, which every
+            // later start refused as damaged.
+            environment = try Environment(directory: directory, mapSize: mapSize) {
+                txn, tables throws(LMDBError) in
+                guard !heldPages, try txn.get(tables.meta, key: StoreKey.schemaVersion) == nil else { return }
+                try txn.put(
+                    tables.meta, key: StoreKey.schemaVersion, value: Array(String(Self.schemaVersion).utf8))
+            }
         } catch {
             throw error.storeError(path: directory)
         }
         writer = GroupCommitWriter(environment: environment, failsAfterWritingAhead: failsAfterWritingAhead)
-        try checkSchema(heldPages: heldPages)
+        try checkSchema()
         writer.start()
     }
 
@@ -55,10 +63,11 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// Lets the writer finish what was submitted, then stop; later submissions fail.
     public func close() { writer.close() }
 
-    /// - Parameter heldPages: the data file held committed pages before it was opened; every
-    ///   store writes its schema version in its first transaction, so such a file without one
-    ///   lost its records to damage, and is not taken for an empty history.
-    private func checkSchema(heldPages: Bool) throws(StoreError) {
+    /// Refuses a newer schema. A data file without a version held pages before it was opened
+    /// (a new one got its version with its tables): every store writes its version in its first
+    /// transaction, so such a file lost its records to damage, and is not taken for an empty
+    /// history.
+    private func checkSchema() throws(StoreError) {
         let tables = environment.tables
         do {
             let stored = try environment.read { txn throws(LMDBError) in
@@ -77,17 +86,12 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                         "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR"
                     )
                 }
-            } else if heldPages {
+            } else {
+                // A new file has its version by now (`init`): this one held pages before.
                 throw StoreError(
                     .corrupt,
                     "the state database in \(environment.path) is damaged: its records are gone though the file holds pages; restore it from a backup, or move the state directory aside to start afresh"
                 )
-            } else {
-                try environment.write { txn throws(LMDBError) in
-                    try txn.put(
-                        tables.meta, key: StoreKey.schemaVersion,
-                        value: Array(String(Self.schemaVersion).utf8))
-                }
             }
         } catch let error as LMDBError {
             throw error.storeError(path: environment.path)
@@ -394,147 +398,44 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
     private func write(_ batch: [Submission], encoder: JSONEncoder) throws {
         let tables = environment.tables
-        // Each row is encoded as it is written: a batch that opens a run of 100,000 jobs would
-        // otherwise hold all their encoded records at once. A change that cannot be encoded
-        // aborts the transaction, so a batch is stored whole or not at all. Within one
-        // transaction the last write to a key is the one that lasts, so only it is written: a
-        // fast job's start and end often share a batch.
-        // Last first: the submissions in reverse, each one's changes in reverse (not flattened
-        // into one array, which would copy every change of a run's opening).
-        var aheadRunID: String?
-        let changes = batch.reversed().lazy.flatMap { $0.changes.reversed() }.flatMap {
-            OneRowChanges($0, skippingNewJobsOf: aheadRunID)
-        }
-        var written = Set<Row>(minimumCapacity: min(batch.reduce(0) { $0 + $1.changes.count }, 1 << 16))
-        var pruned: [String] = []
-        var failure: (any Error)?
         // The run whose new jobs were written ahead, if any: only its rows are skipped below
         // (an occurrence opened in the same batch keeps its own).
-        aheadRunID = try largeOpening(in: batch).flatMap { jobs throws(LMDBError) in
+        let aheadRunID = try largeOpening(in: batch).flatMap { jobs throws(LMDBError) in
             try writeAhead(jobs, batch: batch, tables: tables) ? jobs.runID : nil
         }
         if aheadRunID != nil, failsAfterWritingAhead {
             throw LMDBError(code: EIO, operation: "the commit after the rows written ahead (a test's crash)")
         }
+        var rows = BatchRows(
+            tables: tables, encoder: encoder, count: batch.reduce(0) { $0 + $1.changes.count })
         do {
             try environment.write { txn throws(LMDBError) in
                 if aheadRunID != nil { try txn.delete(tables.meta, key: StoreKey.openingRun) }
-                for (change, isNewJob) in changes {
-                    // Written ahead, or by a later change of the batch (which wins).
-                    if isNewJob, case .putJob(let runID, _) = change, runID == aheadRunID { continue }
-                    if case .deleteRun(let runID) = change {
-                        pruned.append(runID)
-                        continue
-                    }
-                    let (dbi, key) = place(of: change, in: tables)
-                    let row = Row(dbi: dbi, key: key)
-                    // A new job's row is only looked up, not kept (a large run's opening has
-                    // 100,000): nothing writes to a run before its opening, so no row of the
-                    // batch that comes before it has its key.
-                    guard isNewJob ? !written.contains(row) : written.insert(row).inserted else { continue }
-                    let bytes: [UInt8]?
-                    do {
-                        bytes = try value(of: change, encoder: encoder)
-                    } catch {
-                        failure = error
-                        throw LMDBError(code: EINVAL, operation: "encoding a record")
-                    }
-                    if let bytes {
-                        try txn.put(dbi, key: key, value: bytes)
-                    } else {
-                        try txn.delete(dbi, key: key)
+                // Last first: the submissions in reverse, each one's changes in reverse (not
+                // flattened into one array, which would copy every change of a run's opening).
+                for submission in batch.reversed() {
+                    for change in submission.changes.reversed() {
+                        guard case .putNewJobs(let jobs) = change else {
+                            try rows.write(change, isNewJob: false, in: txn)
+                            continue
+                        }
+                        // Written ahead: no record is made for them.
+                        if jobs.runID == aheadRunID { continue }
+                        // Each one made as it is written.
+                        for position in jobs.indices.reversed() {
+                            try rows.write(
+                                .putJob(runID: jobs.runID, jobs[position]), isNewJob: true, in: txn)
+                        }
                     }
                 }
-                for runID in pruned {
+                for runID in rows.pruned {
                     try txn.delete(tables.runs, key: StoreKey.run(runID))
                     try Self.deleteRows(of: runID, in: txn, tables)
                 }
             }
         } catch {
-            if let failure { throw failure }
+            if let failure = rows.failure { throw failure }
             throw error
-        }
-    }
-}
-
-/// A change as changes of one row each, last first: a new run's jobs (`putNewJobs`) are as many
-/// `putJob`s, made one at a time as they are written, and said to be new jobs; none for the
-/// run whose new jobs were written ahead (no record is made for them).
-private struct OneRowChanges: RandomAccessCollection {
-    let change: StoreChange
-    let count: Int
-
-    init(_ change: StoreChange, skippingNewJobsOf aheadRunID: String?) {
-        self.change = change
-        if case .putNewJobs(let jobs) = change {
-            count = jobs.runID == aheadRunID ? 0 : jobs.count
-        } else {
-            count = 1
-        }
-    }
-
-    var startIndex: Int { 0 }
-    var endIndex: Int { count }
-
-    subscript(position: Int) -> (change: StoreChange, isNewJob: Bool) {
-        guard case .putNewJobs(let jobs) = change else { return (change, false) }
-        return (.putJob(runID: jobs.runID, jobs[jobs.endIndex - 1 - position]), true)
-    }
-}
-
-/// A row of one table, to tell repeated writes in a batch apart.
-struct Row: Hashable {
-    let dbi: MDB_dbi
-    let key: [UInt8]
-
-    /// The key's bytes in one go: an array of bytes would be hashed byte by byte.
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(dbi)
-        key.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-}
-
-extension GroupCommitWriter {
-    fileprivate func place(of change: StoreChange, in tables: Tables) -> (MDB_dbi, [UInt8]) {
-        switch change {
-        case .putRun(let run): (tables.runs, StoreKey.run(run.id))
-        case .setCurrentRun: (tables.meta, StoreKey.currentRun)
-        case .putJob(let runID, let job):
-            (tables.jobs, StoreKey.job(runID: runID, jobID: job.jobID, occurrence: job.occurrence))
-        case .putAttempt(let runID, let attempt):
-            (
-                tables.attempts,
-                StoreKey.attempt(
-                    runID: runID, jobID: attempt.jobID, occurrence: attempt.occurrence, number: attempt.number
-                )
-            )
-        case .putOutputs(let runID, let jobID, let occurrence, _):
-            (tables.outputs, StoreKey.job(runID: runID, jobID: jobID, occurrence: occurrence))
-        case .putPipeline(let pipeline): (tables.pipelines, StoreKey.pipeline(pipeline.name))
-        case .putRequest(let runID, let request):
-            (tables.requests, StoreKey.request(runID: runID, id: request.id))
-        case .deleteRequest(let runID, let id): (tables.requests, StoreKey.request(runID: runID, id: id))
-        case .putSchedule(let record): (tables.schedules, StoreKey.schedule(record.jobID))
-        case .deleteRun(let runID): (tables.runs, StoreKey.run(runID))
-        // Many rows, written one by one as `putJob` (`write`); never placed as one.
-        case .putNewJobs(let jobs): (tables.jobs, StoreKey.runPrefix(jobs.runID))
-        }
-    }
-
-    /// The bytes to store for `change`, or nil to delete its row.
-    fileprivate func value(of change: StoreChange, encoder: JSONEncoder) throws -> [UInt8]? {
-        switch change {
-        case .putRun(let run): RecordJSON.encode(run)
-        case .setCurrentRun(let id): Array(id.utf8)
-        case .putJob(_, let job): RecordJSON.encode(job)
-        case .putAttempt(_, let attempt): RecordJSON.encode(attempt)
-        case .putOutputs(_, _, _, let outputs): Array(try encoder.encode(outputs))
-        case .putPipeline(let pipeline): Array(try encoder.encode(pipeline))
-        case .putRequest(_, let request): Array(try encoder.encode(request))
-        case .deleteRequest: nil
-        case .putSchedule(let record): Array(try encoder.encode(record))
-        case .deleteRun: nil
-        case .putNewJobs: throw StoreError(.io, "a run's new jobs are written one row at a time")
         }
     }
 }

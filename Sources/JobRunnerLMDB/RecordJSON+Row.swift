@@ -7,13 +7,19 @@ extension RecordJSON {
     /// ASCII strings without escapes. Each member is then matched by one comparison where it must
     /// be, not looked for; anything else answers nil, for the general reader. Resuming a run of
     /// 100,000 jobs reads 100,000 such rows.
+    ///
+    /// The members this version leaves out at their defaults (occurrence, needs, uncounted
+    /// attempts, crashes in a row) may be there or not: rows of earlier versions have them all.
     static func decodeWrittenJobProgress(_ bytes: UnsafeRawBufferPointer) -> JobProgress? {
         var row = WrittenRow(bytes)
-        guard row.literal(#"{"jobID":"#), let jobID = row.string(), row.literal(#","occurrence":"#),
-            let occurrence = row.string(), row.literal(#","pipeline":"#), row.skipString(),
-            row.literal(#","needs":["#)
-        else { return nil }
-        if !row.literal("]") {
+        guard row.literal(#"{"jobID":"#), let jobID = row.string() else { return nil }
+        var occurrence = ""
+        if row.literal(#","occurrence":"#) {
+            guard let text = row.string() else { return nil }
+            occurrence = text
+        }
+        guard row.literal(#","pipeline":"#), row.skipString() else { return nil }
+        if row.literal(#","needs":["#), !row.literal("]") {
             repeat {
                 guard row.skipString() else { return nil }
             } while row.literal(",")
@@ -26,10 +32,17 @@ extension RecordJSON {
             guard let words = row.string() else { return nil }
             reason = JobReason(words: words, state: state)
         }
-        guard row.literal(#","attempts":"#), let attempts = row.integer(),
-            row.literal(#","uncountedAttempts":"#), let uncounted = row.integer(),
-            row.literal(#","crashedInARow":"#), let crashed = row.integer()
-        else { return nil }
+        guard row.literal(#","attempts":"#), let attempts = row.integer() else { return nil }
+        var uncounted = 0
+        if row.literal(#","uncountedAttempts":"#) {
+            guard let count = row.integer() else { return nil }
+            uncounted = count
+        }
+        var crashed = 0
+        if row.literal(#","crashedInARow":"#) {
+            guard let count = row.integer() else { return nil }
+            crashed = count
+        }
         var progress = JobProgress(
             jobID: jobID, occurrence: occurrence, state: state, reason: reason, attempts: attempts,
             uncountedAttempts: uncounted, crashedInARow: crashed)

@@ -52,7 +52,9 @@ import Testing
         let full = Self.fullJob(text)
         let fields = StoredFields(of: full)
         #expect(fields.unset.isEmpty, "the fixture leaves \(fields.unset) unset: set it, so it is tested")
-        #expect(try Set(members(RecordJSON.encode(full))) == Set(fields.names))
+        // An empty occurrence is left out, as every member at its default.
+        let defaulted: Set<String> = text.isEmpty ? ["occurrence"] : []
+        #expect(try Set(members(RecordJSON.encode(full))) == Set(fields.names).subtracting(defaulted))
         let bare = JobRecord(jobID: text, pipeline: text, maxAttempts: nil)
         for record in [full, bare] {
             try expectSame(record, RecordJSON.encode(record), encode: RecordJSON.encode)

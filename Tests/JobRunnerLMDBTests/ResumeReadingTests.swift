@@ -182,6 +182,32 @@ import Testing
         #expect(new.run == old.run)
     }
 
+    /// Rows as earlier versions of schema 1 wrote them (every member, those at their defaults
+    /// too) are read as the rows this version writes, by resuming and by a snapshot.
+    @Test func rowsWithEveryMemberReadAsRowsWithoutTheDefaults() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try #require(try await storeWithRun(.lmdb, in: directory) as? LMDBQueueStore)
+        let written = try #require(try store.resumableRun(runID: "R", plan: plan))
+        let writtenSnapshot = try store.snapshot(runID: "R")
+        let jobs = store.environment.tables.jobs
+        try store.environment.write { txn throws(LMDBError) in
+            for record in stored where record.jobID != "legacy" {
+                let key = StoreKey.job(runID: "R", jobID: record.jobID, occurrence: record.occurrence)
+                try txn.put(jobs, key: key, value: CompactRowTests.fullRow(record))
+            }
+        }
+        let full = try #require(try store.resumableRun(runID: "R", plan: plan))
+        #expect(try store.snapshot(runID: "R") == writtenSnapshot)
+        for job in plan.jobs {
+            #expect(full.record(job.id) == written.record(job.id), "\(job.id)")
+        }
+        let (before, beforeDecision) = resume(written)
+        let (after, afterDecision) = resume(full)
+        #expect(afterDecision.changes == beforeDecision.changes)
+        #expect(after.counts == before.counts)
+    }
+
     /// SPEC 5.9 on the records read row by row.
     @Test func aResumedRunKeepsFinalJobsAndStartsTheInterruptedOnesAgain() async throws {
         let directory = try temporaryDirectory()

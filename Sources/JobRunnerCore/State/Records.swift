@@ -143,7 +143,8 @@ extension JobRecord {
         when = try values.decodeIfPresent(RunCondition.self, forKey: .when) ?? .success
     }
 
-    /// Writes a record with its reason as words, the members `RecordJSON` also writes.
+    /// Writes a record with its reason as words: the members `RecordJSON` writes, and the ones it
+    /// leaves out at their defaults (`init(from:)` reads those back as the defaults).
     public func encode(to encoder: any Encoder) throws {
         var values = encoder.container(keyedBy: CodingKeys.self)
         try values.encode(jobID, forKey: .jobID)
