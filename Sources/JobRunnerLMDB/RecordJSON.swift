@@ -124,22 +124,12 @@ struct RowWriter {
 
     mutating func string(_ value: String) { JSONWriter.appendQuoted(value, to: &bytes) }
 
-    /// As `JSONWriter.integer` writes one. A copy in this module, so that the compiler can
-    /// specialize it for each integer type a row holds (a generic call into another module
-    /// goes through the type's witness tables).
+    /// As `JSONWriter.integer` writes one. Generic here, so that the compiler specializes the
+    /// conversion for each integer type a row holds (a generic call into another module goes
+    /// through the type's witness tables); the digits are written by the one shared routine.
     mutating func integer(_ value: some BinaryInteger) {
         guard let value = Int64(exactly: value) else { return bytes.append(contentsOf: String(value).utf8) }
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
+        JSONWriter.appendDecimal(value, to: &bytes)
     }
 
     /// A member named by `name` (`,"name":`), left out when `value` is nil.

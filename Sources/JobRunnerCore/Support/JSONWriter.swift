@@ -115,8 +115,13 @@ public struct JSONWriter: Sendable {
     public mutating func integer(_ value: some BinaryInteger) {
         separate()
         guard let value = Int64(exactly: value) else { return bytes.append(contentsOf: String(value).utf8) }
-        // Digits written in place: making a String of each number cost more than the rest of
-        // a record (two records are written on every transition).
+        Self.appendDecimal(value, to: &bytes)
+    }
+
+    /// Appends `value`'s decimal digits, as JSON writes a number. The digits are written in
+    /// place: making a String of each number cost more than the rest of a record (two records
+    /// are written on every transition).
+    public static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var rest = value.magnitude
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
