@@ -37,6 +37,12 @@ final class Environment: @unchecked Sendable {
             try LMDBError.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
             try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open")
+            // Reader slots of processes that died (killed, or gone without closing while
+            // another kept the database open, such as a refused runner beside a live one) are
+            // freed: each would keep every page freed after its snapshot from being reused,
+            // and enough of them fill the table of readers.
+            var cleared: Int32 = 0
+            try LMDBError.check(mdb_reader_check(env, &cleared), "mdb_reader_check")
         } catch {
             mdb_env_close(env)
             throw error
@@ -75,6 +81,17 @@ final class Environment: @unchecked Sendable {
     }
 
     deinit { mdb_env_close(handle) }
+
+    /// Whether the data file this environment has open is the one now at `path`: the same
+    /// device and inode (a state directory can be moved aside while it is open).
+    func holdsFile(at path: String) -> Bool {
+        var fd: Int32 = -1
+        guard mdb_env_get_fd(handle, &fd) == 0 else { return false }
+        var open = stat()
+        var named = stat()
+        guard fstat(fd, &open) == 0, stat(path, &named) == 0 else { return false }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    }
 
     /// Runs `body` in a write transaction and commits it (one fsync); aborts if `body` throws.
     func write<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError)

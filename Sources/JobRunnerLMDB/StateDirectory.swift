@@ -187,6 +187,18 @@ public struct StateDirectory: Sendable {
         return try LMDBQueueStore(directory: databasePath)
     }
 
+    /// The store opened early (``openExistingStoreReadingAhead()``) when it still holds the
+    /// data file now at this directory's database path (checked once the runner lock is held:
+    /// the directory may have been moved aside or replaced meanwhile), else the database opened
+    /// afresh.
+    public func openStore(openedEarly early: LMDBQueueStore?) throws(StoreError) -> LMDBQueueStore {
+        if let early {
+            if early.environment.holdsFile(at: databasePath + "/data.mdb") { return early }
+            early.close()
+        }
+        return try openStore()
+    }
+
     /// Opens the database, if one is here already, and reads the current run's rows ahead
     /// (``LMDBQueueStore/readAhead()``): a runner does this on a thread of its own while its job
     /// files load. Nil when there is no database yet or it cannot be opened now; opening it

@@ -93,4 +93,31 @@ import Testing
         #expect(await state.openExistingStoreReadingAhead() == nil)
         #expect(!FileManager.default.fileExists(atPath: directory + "/state"))
     }
+
+    /// The store opened early is used only while it holds the data file of the directory the
+    /// runner then locks: a state directory moved aside meanwhile keeps its own database, and
+    /// the run goes into the one now at the path.
+    @Test func anEarlyStoreWhoseDirectoryWasMovedAsideIsNotKept() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let state = StateDirectory(path: directory + "/state")
+        try state.prepare()
+        do {
+            let first = try state.openStore()
+            try await first.commit([.setCurrentRun("moved")])
+            first.close()
+        }
+        do {
+            let kept = try #require(await state.openExistingStoreReadingAhead())
+            #expect(try state.openStore(openedEarly: kept) === kept, "nothing moved: kept")
+            kept.close()
+        }
+
+        let early = try #require(await state.openExistingStoreReadingAhead())
+        try FileManager.default.moveItem(atPath: directory + "/state", toPath: directory + "/aside")
+        try state.prepare()
+        let store = try state.openStore(openedEarly: early)
+        #expect(store !== early)
+        #expect(try store.currentRunID() == nil, "the database now at the path, not the one moved aside")
+    }
 }

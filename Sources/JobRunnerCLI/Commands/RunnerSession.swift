@@ -54,14 +54,22 @@ struct RunnerSession {
         let environment = try options.envFiles.apply()
         let stateDirectory = global.stateDirectory
         // An existing database is opened, and a run to resume read, while the job files load.
+        // Every way out before the store is taken waits for that reading to end and closes
+        // what it opened: a process gone in the middle of a read leaves its slot in the
+        // database's table of readers, which a live runner beside it would keep.
         let earlyStore = Task { await stateDirectory.openExistingStoreReadingAhead() }
+        func letGoOfEarlyStore() async { await earlyStore.value?.close() }
         let jobSet = await JobSet.load(options.paths, environment: environment)
-        guard var workload = jobSet.workload else { throw ExitCode(ExitStatus.invalid) }
+        guard var workload = jobSet.workload else {
+            await letGoOfEarlyStore()
+            throw ExitCode(ExitStatus.invalid)
+        }
         if !only.isEmpty {
             switch workload.only(only) {
             case .success(let subset): workload = subset
             case .failure(let unknown):
                 printError("jobrunner: --only: \(unknown)")
+                await letGoOfEarlyStore()
                 throw ExitCode(ExitStatus.invalid)
             }
         }
@@ -71,10 +79,11 @@ struct RunnerSession {
         do {
             try stateDirectory.prepare()
             lock = try stateDirectory.lockForRunner()
-            let opened = await earlyStore.value
-            store = try opened ?? stateDirectory.openStore()
+            // Kept only if it still holds the data file of the directory now locked.
+            store = try stateDirectory.openStore(openedEarly: await earlyStore.value)
         } catch {
             printError("jobrunner: \(error)")
+            await letGoOfEarlyStore()
             throw ExitCode(ExitStatus.stateUnusable)
         }
         defer {
