@@ -3,7 +3,10 @@
 
 1. A 1,000-job no-op shell DAG (50 chains of 20, `run: "true"`, pipeline maxConcurrent 2)
    against `ninja -j2` on the same graph running the same command: each job on either side is
-   one `/bin/sh -c true`. Median wall time of alternating rounds, as a ratio.
+   one `/bin/sh -c true`. Median wall time of alternating rounds, as a ratio. Beside it, the
+   floors: a bare two-flush commit, and LMDB alone making the run's commits (bench/store_floor.c,
+   no runner), each added to ninja's time as the least a runner that stores every transition
+   before it acts could take.
 2. The time to validate a 10,000-job file.
 3. Peak RSS of the 1,000-job run.
 4. Operator command latency on a live runner, and its idle CPU.
@@ -20,7 +23,8 @@
    maxConcurrent 8): the run's jobs/s, its peak RSS and the database's size; `status` and
    `status --json` on that finished run; `validate` of the 100,000-job file and of a 10,000-job
    one; and a run killed with SIGKILL half way, then resumed: the time from the resuming
-   command's start to its first `started` event. Medians of --scale-rounds rounds.
+   command's start to its first `started` event. Medians of --scale-rounds rounds. Beside the
+   run, the store's floor: LMDB alone making the same 12,501 commits (bench/store_floor.c).
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
        [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
@@ -262,6 +266,16 @@ def dag_benchmark(jobrunner, ninja, work, rounds):
     print_commit_floor(commit, p90)
     print(f"  floor ratio   : {(peer + 500 * commit) / peer:.2f}x ninja: ninja's time plus 500 such commits "
           f"in a row, the least any runner that commits each start before it acts can take here")
+    floor = store_floor(work, 1000, 1, 20)
+    if floor is None:
+        print("  store floor   : not measured (bench/store_floor.c needs a C compiler and liblmdb-dev)")
+    else:
+        seconds, commits = floor
+        lmdb_commit = seconds / commits
+        print(f"  store floor   : LMDB alone (bench/store_floor.c) commits a job's end with its dependent's start "
+              f"in {lmdb_commit * 1000:.2f} ms (median of 3 replays of {commits:,} such commits): "
+              f"{(peer + 500 * lmdb_commit) / peer:.2f}x ninja at least, for any runner that stores each "
+              f"transition in LMDB before it acts")
 
 
 def commit_floor(directory, rounds=300):
@@ -286,6 +300,29 @@ def commit_floor(directory, rounds=300):
         os.remove(path)
     times.sort()
     return statistics.median(times), percentile(times, 0.9)
+
+
+def store_floor(work, jobs, lanes, chain_length, rounds=3):
+    """The store's floor (bench/store_floor.c): LMDB alone making the commits of `jobs` chained
+    jobs run in `lanes` lanes. Returns (median seconds, commits), or None when the program cannot
+    be built (no C compiler or no LMDB headers)."""
+    program = os.path.join(work, "store_floor")
+    if not os.path.exists(program):
+        compiler = shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_floor.c")
+        if compiler is None or subprocess.run([compiler, "-O2", "-o", program, source, "-llmdb"],
+                                              capture_output=True).returncode != 0:
+            return None
+    results = []
+    for _ in range(rounds):
+        directory = os.path.join(work, "store-floor")
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory)
+        out = subprocess.run([program, directory, str(jobs), str(lanes), str(chain_length)], check=True,
+                             capture_output=True, text=True).stdout.split()
+        results.append((float(out[0]), int(out[1])))
+        shutil.rmtree(directory, ignore_errors=True)
+    return statistics.median(seconds for seconds, _ in results), results[0][1]
 
 
 def print_commit_floor(commit, p90, indent="  "):
@@ -717,6 +754,14 @@ def scale_benchmark(jobrunner, work, rounds, count=100_000):
     print_commit_floor(commit, p90)
     print(f"  run floor  : {8 / commit:,.0f} jobs/s at most: {count // 8:,} commits in a row at the median, "
           f"with no time at all for the jobs and the runner")
+    floor = store_floor(work, count, 8, 10)
+    if floor is None:
+        print("  store floor: not measured (bench/store_floor.c needs a C compiler and liblmdb-dev)")
+    else:
+        seconds, commits = floor
+        print(f"  store floor: LMDB alone (bench/store_floor.c) makes this run's {commits:,} commits (eight jobs' "
+              f"ends and their dependents' starts each) in {seconds:.2f} s = {count / seconds:,.0f} jobs/s, "
+              f"median of 3; jobrunner takes {phase / seconds:.2f}x that")
     state = os.path.join(directory, "state-0")
     wall, cpu, _ = cpu_and_wall([jobrunner, "status", "--state", state], directory, 5)
     print(f"  status     : {wall:.3f} s wall, {cpu:.3f} s CPU, median of 5 (target: 0.3 s)")
