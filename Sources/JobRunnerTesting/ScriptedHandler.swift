@@ -98,12 +98,15 @@ public final class ScriptedHandler: JobHandler {
 /// Collects events for assertions; ``waitFor(_:job:)`` awaits one.
 public final class RecordingObserver: RunObserver {
     private struct State {
+        var opened: [OpenedRun] = []
         var events: [RunEvent] = []
         var watchers: [(kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)] =
             []
     }
     private let storage = Mutex(State())
     public init() {}
+
+    public func opened(_ run: OpenedRun) { storage.withLock { $0.opened.append(run) } }
 
     public func record(_ event: RunEvent) {
         let ready = storage.withLock { state -> [CheckedContinuation<Void, Never>] in
@@ -135,6 +138,8 @@ public final class RecordingObserver: RunObserver {
     }
 
     public var events: [RunEvent] { storage.withLock { $0.events } }
+    /// The runs the runner said it opened, in order.
+    public var openedRuns: [OpenedRun] { storage.withLock { $0.opened } }
     /// `kind job` strings, e.g. `started build`, for compact assertions.
     public var lines: [String] { events.map { "\($0.kind.rawValue) \($0.job ?? "")" } }
 }

@@ -67,6 +67,25 @@ final class RecordingTerminator: OrphanTerminator {
         #expect(harness.observer.events.first?.kind == .interrupted)
     }
 
+    /// SPEC 5.9: a resumed run says so on its first line. The observers hear which run was
+    /// opened, and how many of its jobs were final already, before any event of it.
+    @Test func theObserversAreToldOfTheResumedRunBeforeItsFirstEvent() async throws {
+        let (store, runID) = try crashedStore()
+        let harness = Harness(store: store)
+        let summary = try await harness.run(jobs)
+        #expect(summary.resumed)
+        let opened = harness.observer.openedRuns
+        #expect(opened.map(\.runID) == [runID])
+        #expect(opened.first?.resumed == true)
+        #expect(opened.first?.finalJobs == 1, "`done` was final before the crash")
+        #expect(opened.first?.totalJobs == 3)
+
+        let fresh = Harness()
+        _ = try await fresh.run(jobs)
+        #expect(fresh.observer.openedRuns.map(\.resumed) == [false])
+        #expect(fresh.observer.openedRuns.first?.finalJobs == 0)
+    }
+
     @Test func anAttemptInterruptedByADyingRunnerDoesNotCount() async throws {
         let (store, _) = try crashedStore()
         let harness = Harness(store: store)

@@ -19,6 +19,17 @@ final class PlainProgress: RunObserver, Sendable {
 
     func flush() { pending.flush() }
 
+    func opened(_ run: OpenedRun) {
+        guard let line = Self.line(for: run) else { return }
+        pending.append(Timestamps.clock(run.time) + " " + line + "\n")
+    }
+
+    /// The first line of a resumed run (SPEC 5.9); nil for a new run.
+    static func line(for run: OpenedRun) -> String? {
+        guard run.resumed else { return nil }
+        return "resuming    run \(run.runID): \(run.finalJobs) of \(run.totalJobs) jobs final already"
+    }
+
     func record(_ event: RunEvent) {
         guard let line = Self.line(for: event) else { return }
         // Reasons carry what jobs wrote (a skip reason, a malformed output line): shown with
@@ -107,6 +118,12 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
     }
 
     deinit { timer.cancel() }
+
+    func opened(_ run: OpenedRun) {
+        guard let line = PlainProgress.line(for: run) else { return }
+        board.withLock { $0.done += run.finalJobs }
+        note(line)
+    }
 
     func record(_ event: RunEvent) {
         guard let job = event.job else {

@@ -100,6 +100,8 @@ public struct MaskingObserver: RunObserver {
         self.secrets = secrets
     }
 
+    public func opened(_ run: OpenedRun) { inner.opened(run) }
+
     public func record(_ event: RunEvent) {
         let masker = secrets.masker
         guard !masker.isEmpty else { return inner.record(event) }

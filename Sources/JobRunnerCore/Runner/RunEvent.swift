@@ -48,19 +48,45 @@ public struct RunEvent: Sendable, Hashable {
 /// and before `run` returns or throws. (Two `write`s per job were a tenth of the runner's
 /// loop in a run of quick jobs.)
 public protocol RunObserver: Sendable {
+    /// The run of one-shot jobs the runner works on, told once before any event of it: a
+    /// resumed run says so on the first line of the progress (SPEC 5.9). The default does
+    /// nothing.
+    func opened(_ run: OpenedRun)
     func record(_ event: RunEvent)
     /// Writes out what was recorded and not written yet, in order. The default does nothing.
     func flush()
 }
 
 extension RunObserver {
+    public func opened(_ run: OpenedRun) {}
     public func flush() {}
+}
+
+/// The run a runner opened: a new one, or one it resumed with some jobs final already.
+public struct OpenedRun: Sendable, Hashable {
+    public var runID: String
+    public var resumed: Bool
+    /// Jobs of the run that were final when it was opened (none for a new run).
+    public var finalJobs: Int
+    public var totalJobs: Int
+    public var time: Date
+
+    public init(runID: String, resumed: Bool, finalJobs: Int, totalJobs: Int, time: Date) {
+        self.runID = runID
+        self.resumed = resumed
+        self.finalJobs = finalJobs
+        self.totalJobs = totalJobs
+        self.time = time
+    }
 }
 
 /// Forwards each event to several observers.
 public struct ObserverList: RunObserver {
     public var observers: [any RunObserver]
     public init(_ observers: [any RunObserver]) { self.observers = observers }
+    public func opened(_ run: OpenedRun) {
+        for observer in observers { observer.opened(run) }
+    }
     public func record(_ event: RunEvent) {
         for observer in observers { observer.record(event) }
     }

@@ -171,6 +171,11 @@ public final class Runner: Sendable {
         logger.info(
             "\(resumed ? "resuming" : "starting") run",
             metadata: ["run": "\(scheduler.run.id)", "jobs": "\(workload.jobs.count)"])
+        observer.opened(
+            OpenedRun(
+                runID: scheduler.run.id, resumed: resumed,
+                finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
+                totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
         let timetable = Timetable(jobs: periodic, records: try store.schedules())
         let pump = Pump(
             runner: self, main: consume scheduler, timetable: timetable, online: known.isEmpty,
