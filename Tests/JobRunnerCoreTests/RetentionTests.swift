@@ -24,6 +24,19 @@ import Testing
         #expect(policy.runsToPrune(runs, now: now) == ["old"])
     }
 
+    /// `prune --keep 3` and `retention: {runs: 3}` leave three finished runs, the current one
+    /// among them when it is finished (it was kept on top: four).
+    @Test func aFinishedRunThatIsKeptCountsAmongTheRunsKept() {
+        let policy = RetentionPolicy(runs: 3, age: .seconds(86_400 * 365))
+        let runs = (1...5).map { run("r\($0)", endedHoursAgo: Double($0)) }
+        #expect(policy.runsToPrune(runs, now: now, keeping: ["r1"]) == ["r4", "r5"])
+        #expect(
+            policy.runsToPrune(runs, now: now, keeping: ["r5"]) == ["r3", "r4"],
+            "the oldest, kept, takes one of the three places")
+        #expect(
+            RetentionPolicy(runs: 1).runsToPrune(runs, now: now, keeping: ["r1"]) == ["r2", "r3", "r4", "r5"])
+    }
+
     @Test func neverPrunesUnfinishedOrProtectedRuns() {
         let policy = RetentionPolicy(runs: 0, age: .seconds(1))
         let runs = [

@@ -17,7 +17,9 @@ public struct RetentionPolicy: Sendable, Hashable {
     }
 
     /// The runs to prune: finished ones beyond the newest `runs`, and finished ones that ended
-    /// more than `age` ago. Runs that are not finished and those in `keeping` stay.
+    /// more than `age` ago. Runs that are not finished and those in `keeping` stay; a finished
+    /// one in `keeping` (the current run) counts among the `runs` kept, so no more than `runs`
+    /// finished runs are left.
     public func runsToPrune(_ all: [RunRecord], now: Date, keeping: Set<String> = []) -> [String] {
         runsToPrune(
             ended: all.lazy.filter { $0.state.isFinal }.map { ($0.id, $0.finishedAt ?? $0.startedAt) },
@@ -28,11 +30,14 @@ public struct RetentionPolicy: Sendable, Hashable {
     public func runsToPrune(
         ended: some Sequence<(id: String, end: Date)>, now: Date, keeping: Set<String> = []
     ) -> [String] {
-        let finished = ended.filter { !keeping.contains($0.id) }
-            .sorted { $0.end != $1.end ? $0.end > $1.end : $0.id > $1.id }
+        let finished = ended.sorted { $0.end != $1.end ? $0.end > $1.end : $0.id > $1.id }
         let oldest = now.addingTimeInterval(-age.seconds)
-        return finished.enumerated().compactMap { index, run in
-            index >= runs || run.end < oldest ? run.id : nil
+        // The runs kept whatever their place take theirs first among the newest `runs`.
+        var room = runs - finished.lazy.filter { keeping.contains($0.id) }.count
+        return finished.compactMap { run in
+            guard !keeping.contains(run.id) else { return nil }
+            room -= 1
+            return room < 0 || run.end < oldest ? run.id : nil
         }
     }
 }
