@@ -91,6 +91,16 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
+/// `--state DIR` on the commands that read no state (`validate`, `graph`, `next`, `plugins`):
+/// SPEC 4 lists it among the common options, so a script that passes it to every command
+/// works; it changes nothing there, and nothing is created.
+struct UnusedStateOption: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Accepted as on every command; this one reads no state.", valueName: "dir"))
+    var state: String?
+}
+
 /// Exit statuses of SPEC 4.
 enum ExitStatus {
     static let failed: Int32 = 1

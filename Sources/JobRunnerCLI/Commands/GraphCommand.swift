@@ -15,6 +15,7 @@ struct GraphCommand: AsyncParsableCommand {
     var paths: [String] = []
 
     @OptionGroup var envFiles: EnvFileOptions
+    @OptionGroup var unusedState: UnusedStateOption
 
     @Option(help: "dot or mermaid.")
     var format: Format = .dot

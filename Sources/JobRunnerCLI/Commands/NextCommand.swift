@@ -19,6 +19,7 @@ struct NextCommand: AsyncParsableCommand {
     var paths: [String] = []
 
     @OptionGroup var envFiles: EnvFileOptions
+    @OptionGroup var unusedState: UnusedStateOption
 
     @Option(help: "How many dates to show per job (1 to 1000).")
     var count = 5

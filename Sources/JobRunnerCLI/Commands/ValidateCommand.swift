@@ -14,6 +14,7 @@ struct ValidateCommand: AsyncParsableCommand {
     var paths: [String] = []
 
     @OptionGroup var envFiles: EnvFileOptions
+    @OptionGroup var unusedState: UnusedStateOption
 
     func run() async throws {
         let jobSet = await JobSet.load(paths, environment: try envFiles.apply())

@@ -73,5 +73,7 @@ struct VersionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "version", abstract: "Print jobrunner's version.")
 
+    @OptionGroup var unusedState: UnusedStateOption
+
     func run() { print(JobRunnerVersion.current) }
 }

@@ -18,6 +18,8 @@ struct PluginsCommand: ParsableCommand {
     @Argument(help: "Job files or directories whose plugins.paths count (default: jobs/).")
     var paths: [String] = []
 
+    @OptionGroup var unusedState: UnusedStateOption
+
     @Flag(help: "Also list the plugins of jobrunner's own tests, built beside a jobrunner built from source.")
     var all = false
 
