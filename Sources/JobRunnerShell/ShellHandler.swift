@@ -113,7 +113,8 @@ public struct ShellHandler: JobHandler {
         switch outcome.termination {
         case .failedToStart(let reason):
             log.appendLine("jobrunner: cannot start \(request.job.handler.displayName): \(reason)")
-            return AttemptResult(outcome: .failed, exitCode: 127, reason: "cannot start: \(reason)")
+            return AttemptResult(
+                outcome: .failed, exitCode: 127, reason: EndReason.cannotStartPrefix + reason)
         case .interrupted:
             return AttemptResult(outcome: .interrupted, reason: "the runner stopped")
         case .timedOut:

@@ -77,9 +77,17 @@ public enum EndReason: Sendable, Hashable {
         }
     }
 
+    /// How the reason of an attempt whose command could not be started begins (SPEC: reason
+    /// `cannot start: …`, exit code 127).
+    public static let cannotStartPrefix = "cannot start: "
+
     /// The reason an attempt's result gives: its exit code or signal when it has one, else the
-    /// handler's words.
+    /// handler's words. A command that could not be started has exit code 127 and says why.
     public init(_ result: AttemptResult) {
+        if let reason = result.reason, reason.hasPrefix(Self.cannotStartPrefix) {
+            self = .message(reason)
+            return
+        }
         switch result.outcome {
         case .timeout:
             // A handler may say more than "timeout" (how long, what was left running).
