@@ -130,13 +130,25 @@ public final class CappedLog: Sendable {
         mutating func finish() {
             guard !finished else { return }
             finished = true
+            var ordered = Array(tail[tailStart...] + tail[..<tailStart])
             if cut > 0 {
-                let note =
-                    "\n[jobrunner: \(cut) bytes of output cut here to keep the log under \(headLimit + tailLimit) bytes]\n"
-                Array(note.utf8).withUnsafeBytes { writeAll($0) }
+                // The note takes its bytes from the tail's share, so the log stays within the
+                // limit (unless the tail is shorter than the note: a limit of a few bytes).
+                var note = Self.note(cut: cut, limit: headLimit + tailLimit)
+                var dropped = 0
+                while note.count > dropped, note.count <= ordered.count {
+                    dropped = note.count
+                    note = Self.note(cut: cut + dropped, limit: headLimit + tailLimit)
+                }
+                if dropped >= note.count { ordered.removeFirst(dropped) }
+                note.withUnsafeBytes { writeAll($0) }
             }
-            let ordered = Array(tail[tailStart...] + tail[..<tailStart])
             ordered.withUnsafeBytes { writeAll($0) }
+        }
+
+        private static func note(cut: Int, limit: Int) -> [UInt8] {
+            Array(
+                "\n[jobrunner: \(cut) bytes of output cut here to keep the log within \(limit) bytes]\n".utf8)
         }
 
         private mutating func writeAll(_ bytes: UnsafeRawBufferPointer) {

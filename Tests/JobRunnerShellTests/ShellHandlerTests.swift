@@ -228,6 +228,24 @@ let testSlots = ChildSlots(capacity: 64)
         #expect(written.hasSuffix("]\nQRSTUVWXYZ"))
     }
 
+    /// The note about what was cut takes its bytes from the tail's share: the log is no
+    /// longer than the limit (it was the limit plus the note).
+    @Test func aCutLogStaysWithinItsLimit() throws {
+        let scratch = try Scratch()
+        let path = scratch.path + "/limit.log"
+        let log = CappedLog(path: path, limit: 4096)
+        let text = Array(String(repeating: "0123456789abcdef", count: 1024).utf8)
+        text.withUnsafeBytes { log.append($0) }
+        log.finish()
+        let written = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(written.count == 4096, "\(written.count) bytes")
+        let words = String(decoding: written, as: UTF8.self)
+        let cut = try #require(words.firstMatch(of: /\[jobrunner: (\d+) bytes of output cut here/)?.1)
+        let note = try #require(words.firstMatch(of: /\n\[jobrunner: [^\]]*\]\n/)?.0)
+        #expect(Int(cut) == text.count - (4096 - note.utf8.count), "the count says what is missing")
+        #expect(words.hasSuffix("0123456789abcdef"))
+    }
+
     @Test func shortOutputIsKeptWhole() throws {
         let scratch = try Scratch()
         let path = scratch.path + "/short.log"
