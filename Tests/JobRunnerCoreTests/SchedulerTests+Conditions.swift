@@ -121,6 +121,19 @@ import Testing
         #expect(driver.scheduler.nextWakeDate == nil)
     }
 
+    /// A pipeline suspended before the run opened is announced `suspended` in the opening, so
+    /// that its `resumed` follows a `suspended`; an unused suspended pipeline is not named.
+    @Test func aPipelineSuspendedBeforeTheRunIsAnnouncedBeforeItsResume() {
+        let ci = PipelineDefinition(name: "ci")
+        var driver = SchedulerDriver(
+            [planJob("a", pipeline: "ci"), planJob("b")], pipelines: [ci, PipelineDefinition(name: "idle")],
+            suspended: ["ci": 1, "idle": 1])
+        #expect(driver.events.contains("suspended ci"))
+        #expect(!driver.events.contains("suspended idle"))
+        driver.send(.suspensions(["ci": 0, "idle": 1]))
+        #expect(driver.events.contains("resumed ci"))
+    }
+
     @Test func aRunWithOtherWorkSaysNothing() {
         let ci = PipelineDefinition(name: "ci")
         let driver = SchedulerDriver(

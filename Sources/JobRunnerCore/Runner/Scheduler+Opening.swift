@@ -26,6 +26,7 @@ extension Scheduler {
             plan: plan, run: run, jobs: JobTable(plan: plan, new: new), suspended: suspended,
             options: options,
             random: random, now: now)
+        scheduler.announceSuspensions(now: now)
         opening.append(scheduler.handle(inputs, now: now))
         return (scheduler, opening)
     }
@@ -65,6 +66,7 @@ extension Scheduler {
             plan: plan, run: run, jobs: resumable.jobs.handOver(), attempts: resumable.attempts,
             outputs: resumable.outputs,
             suspended: suspended, options: options, random: random, now: now)
+        scheduler.announceSuspensions(now: now)
         opening.append(
             scheduler.handle(
                 [.runnerDied, .operatorRequests(pendingRequests, stored: true)] + inputs, now: now))

@@ -185,6 +185,15 @@ public struct Scheduler {
         return takeDecision()
     }
 
+    /// Says which of the run's pipelines an operator had suspended before it opened, so that a
+    /// later `resumed` follows a `suspended` in the run's events.
+    mutating func announceSuspensions(now: Date) {
+        let used = Set(plan.jobs.map(\.pipeline))
+        for name in lanes.suspended.keys.sorted() where lanes.isSuspended(name) && used.contains(name) {
+            emit(RunEvent(time: now, run: run.id, kind: .suspended, pipeline: name))
+        }
+    }
+
     /// A run that nothing but suspended pipelines holds back (nothing runs, nothing is due
     /// later) says so at once and every ``stallNoticeInterval``: a `waiting` event for the
     /// pipeline with reason `suspended`.
