@@ -259,6 +259,24 @@ import Testing
         #expect(lines.contains { $0.contains("badabi") && $0.contains("ABI version 2") })
     }
 
+    /// A job file with a problem of its own (an unknown key) still gives `plugins` its
+    /// plugins.paths, as the reference says.
+    @Test func pluginsSearchesThePathsOfAJobFileWithAProblem() throws {
+        let workspace = try Workspace(files: [
+            "broken.yaml": """
+            plugins:
+              paths: [mine]
+            jobs:
+              a:
+                run: "true"
+                bogus: 1
+            """
+        ])
+        let result = try workspace.run("plugins", "jobs")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(workspace.root + "/jobs/mine"), "\(result.stdout)")
+    }
+
     /// A crashing plugin under `isolation: process` fails its attempt, naming the signal; the
     /// rest of the run goes on.
     @Test func anIsolatedCrashFailsOneAttemptAndTheRunGoesOn() throws {

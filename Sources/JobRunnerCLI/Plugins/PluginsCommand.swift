@@ -32,7 +32,7 @@ struct PluginsCommand: ParsableCommand {
         // Only plugins.paths matter here; a job file with problems still lists what it can.
         let files = JobFileLoader.load(paths: jobPaths.filter { FileManager.default.fileExists(atPath: $0) })
         let catalog = JobSet.pluginCatalog(
-            pluginPaths: files.workload?.pluginPaths ?? [], jobPaths: jobPaths)
+            pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
         print("search path (first match wins):")
         for directory in catalog.searchPath {
             let exists = FileManager.default.fileExists(atPath: directory)
