@@ -53,7 +53,7 @@ import Testing
         #expect(finished == 0, "the run completes after \(kills) kills")
         #expect(kills >= 3, "the runner was killed mid-run \(kills) times")
 
-        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let status = try await statusJSON(workspace.run("status", "--json").stdout)
         let jobs = try #require(status["jobs"] as? [[String: Any]])
         #expect(jobs.count == 36)
         #expect(
