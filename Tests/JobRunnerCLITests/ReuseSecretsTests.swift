@@ -234,7 +234,12 @@ import Testing
         kill(serve.processIdentifier, SIGTERM)
         #expect(await exit.wait(atMost: .seconds(60)) == 0)
 
-        let runs = try await workspace.run("runs", "--json").stdout.split(separator: "\n").compactMap {
+        // Every occurrence, not the newest 20 `runs` shows by default: on a busy machine the
+        // test may take 20 seconds between the reload and the stop, and the occurrences from
+        // before the reload would no longer be listed.
+        let runs = try await workspace.run("runs", "--json", "--limit", "10000").stdout.split(
+            separator: "\n"
+        ).compactMap {
             try? statusJSON(String($0))
         }
         var logs: [String] = []
