@@ -95,7 +95,9 @@ import Testing
         kill(runner.processIdentifier, SIGKILL)
         _ = await waitForExit(runner)
         #expect(await waitForExit(follower) == 1)
-        #expect(said.all.contains { $0.contains("the runner that wrote this log is gone") })
+        // Awaited: the follower's exit can be seen before the reader's thread has read its
+        // last line from the pipe.
+        #expect(await said.waitFor("the runner that wrote this log is gone"), "\(said.all)")
         // The orphaned job ends once it may.
         try "".write(toFile: workspace.root + "/go", atomically: true, encoding: .utf8)
     }
