@@ -75,10 +75,10 @@ int jobrunner_epoll_remove(int epoll, int fd) {
     return epoll_ctl(epoll, EPOLL_CTL_DEL, fd, NULL);
 }
 
-int jobrunner_epoll_wait(int epoll, int *fds, int capacity) {
+int jobrunner_epoll_wait(int epoll, int *fds, int capacity, int timeout) {
     struct epoll_event events[64];
     if (capacity > 64) capacity = 64;
-    int count = epoll_wait(epoll, events, capacity, -1);
+    int count = epoll_wait(epoll, events, capacity, timeout);
     for (int i = 0; i < count; i++) fds[i] = events[i].data.fd;
     return count;
 }
@@ -139,6 +139,15 @@ int jobrunner_spawn(const char *path, char *const argv[], char *const envp[], co
     return 0;
 }
 
+int jobrunner_pidfd_wait_probe(int pidfd) {
+    siginfo_t info;
+    int rc;
+    do {
+        rc = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT);
+    } while (rc != 0 && errno == EINTR);
+    return rc == 0 ? 0 : errno;
+}
+
 int jobrunner_reap(int pidfd, int *exited, int *value) {
     siginfo_t info;
     info.si_pid = 0;
@@ -182,8 +191,8 @@ int jobrunner_epoll_remove(int epoll, int fd) {
     return -1;
 }
 
-int jobrunner_epoll_wait(int epoll, int *fds, int capacity) {
-    (void)epoll, (void)fds, (void)capacity;
+int jobrunner_epoll_wait(int epoll, int *fds, int capacity, int timeout) {
+    (void)epoll, (void)fds, (void)capacity, (void)timeout;
     errno = ENOSYS;
     return -1;
 }
@@ -198,6 +207,11 @@ int jobrunner_spawn(const char *path, char *const argv[], char *const envp[], co
                     int input, int output, int error, pid_t *pid, int *pidfd) {
     (void)path, (void)argv, (void)envp, (void)directory, (void)input, (void)output, (void)error;
     (void)pid, (void)pidfd;
+    return ENOSYS;
+}
+
+int jobrunner_pidfd_wait_probe(int pidfd) {
+    (void)pidfd;
     return ENOSYS;
 }
 

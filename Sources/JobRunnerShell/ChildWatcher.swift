@@ -18,14 +18,47 @@ import Synchronization
 /// stops, even when a process it left behind still holds the pipe, as swift-subprocess does.
 final class ChildWatcher: Sendable {
     /// The watcher of this process; nil where the kernel has no process descriptors (before
-    /// Linux 5.3), or epoll or the thread cannot be had: children are then started through
-    /// swift-subprocess.
+    /// Linux 5.3) or waitid cannot take one (before 5.4), or epoll or the thread cannot be
+    /// had: children are then started through swift-subprocess.
     static let shared: ChildWatcher? = ChildWatcher()
 
     /// How a child's main process ended.
     enum Status: Sendable, Hashable {
         case exited(Int32)
         case signalled(Int32)
+    }
+
+    /// What one reap without waiting found.
+    enum Reaped: Sendable, Hashable {
+        case ended(Status)
+        /// The process has not ended, or not so that it can be reaped yet (its descriptor can be
+        /// readable before that: a zombie a debugger traces is the tracer's to reap first).
+        case notYet
+        /// waitid failed with this error number: someone else reaped the process.
+        case failed(Int32)
+    }
+
+    /// The two calls about a child's end that the watcher makes to the kernel. Tests replace
+    /// them to play a kernel older than 5.4 or a reap that finds nothing yet, which a test
+    /// cannot make the kernel do; this is the only seam, and ``system`` is what runs.
+    struct Kernel: Sendable {
+        /// The error number waitid(P_PIDFD, pidfd, WEXITED | WNOHANG | WNOWAIT) fails with, or
+        /// 0 (``jobrunner_pidfd_wait_probe``).
+        var probeWait: @Sendable (_ pidfd: Int32) -> Int32
+        /// Reaps the process behind a descriptor without waiting.
+        var reap: @Sendable (_ pidfd: Int32) -> Reaped
+
+        static let system = Kernel(
+            probeWait: { jobrunner_pidfd_wait_probe($0) },
+            reap: { pidfd in
+                var exited: Int32 = 0
+                var value: Int32 = 0
+                switch jobrunner_reap(pidfd, &exited, &value) {
+                case 1: return .ended(exited == 1 ? .exited(value) : .signalled(value))
+                case 0: return .notYet
+                default: return .failed(errno)
+                }
+            })
     }
 
     /// A child handed over by a caller, taken up by the thread at its next wake-up.
@@ -38,16 +71,24 @@ final class ChildWatcher: Sendable {
     }
 
     private let epoll: Int32
+    private let kernel: Kernel
     private let pending = Mutex<[Registration]>([])
 
-    private init?() {
-        // Probes for pidfd_open with this process's own pid.
+    /// Nil when `kernel` lacks what the watcher needs. Each watcher has a thread of its own for
+    /// as long as the process lives: only tests make one besides ``shared``.
+    init?(kernel: Kernel = .system) {
+        // Probes with this process's own descriptor: pidfd_open (Linux 5.3) must work, and
+        // waitid must take the descriptor (5.4), answering ECHILD since this is no child of
+        // its own. A kernel that does not know P_PIDFD answers EINVAL, and could reap none.
         let probe = jobrunner_pidfd_open(getpid())
         guard probe >= 0 else { return nil }
+        let answer = kernel.probeWait(probe)
         close(probe)
+        guard answer == 0 || answer == ECHILD else { return nil }
+        self.kernel = kernel
         epoll = jobrunner_epoll_create()
         guard epoll >= 0 else { return nil }
-        // `shared` lives as long as the process, and so does this thread.
+        // Lives as long as the process, and so does this thread.
         let thread = Thread { self.loop() }
         thread.name = "jobrunner-children"
         thread.start()
@@ -88,6 +129,8 @@ final class ChildWatcher: Sendable {
         var kept: [UInt8] = []
         let clock: any RunnerClock
         let continuation: CheckedContinuation<(Status, [UInt8], Date)?, Never>
+        /// When its descriptor first said the process ended.
+        var endSeen: Date?
 
         init(_ registration: Registration) {
             pidfd = registration.pidfd
@@ -98,13 +141,20 @@ final class ChildWatcher: Sendable {
         }
     }
 
+    /// How long the thread waits before it tries again to reap children whose descriptor said
+    /// they ended but that could not be reaped yet. Their descriptors stay readable, so they
+    /// are out of epoll meanwhile, which would otherwise wake the thread without pause.
+    static let reapRetryMilliseconds: Int32 = 10
+
     private func loop() {
         var ready = [Int32](repeating: -1, count: 64)
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         var byProcess: [Int32: Watched] = [:]
         var byPipe: [Int32: Watched] = [:]
+        var unreaped: [Watched] = []
         while true {
-            let count = jobrunner_epoll_wait(epoll, &ready, Int32(ready.count))
+            let timeout = unreaped.isEmpty ? -1 : Self.reapRetryMilliseconds
+            let count = jobrunner_epoll_wait(epoll, &ready, Int32(ready.count), timeout)
             if count < 0 {
                 if errno == EINTR { continue }
                 fatalError("epoll_wait failed: \(String(cString: strerror(errno)))")
@@ -117,19 +167,14 @@ final class ChildWatcher: Sendable {
                 byProcess[watched.pidfd] = watched
                 byPipe[watched.pipe] = watched
             }
+            unreaped.removeAll { finishIfReaped($0, buffer: &buffer, byPipe: &byPipe) }
             for fd in ready[0..<Int(count)] {
                 if let watched = byProcess.removeValue(forKey: fd) {
-                    let at = watched.clock.now()
-                    // The main process ended: what it wrote is in the pipe already, and only
-                    // that is read; a leftover still writing is not waited for.
-                    let pipe = watched.pipe
-                    if pipe >= 0 {
-                        let held = max(0, Int(jobrunner_pipe_holds(pipe)))
-                        _ = Self.read(watched, into: &buffer, atMost: held)
-                        byPipe[pipe] = nil
-                        Self.closePipe(of: watched, epoll: epoll)
+                    if watched.endSeen == nil { watched.endSeen = watched.clock.now() }
+                    if !finishIfReaped(watched, buffer: &buffer, byPipe: &byPipe) {
+                        _ = jobrunner_epoll_remove(epoll, watched.pidfd)
+                        unreaped.append(watched)
                     }
-                    Self.finish(watched, at: at, epoll: epoll)
                 } else if let watched = byPipe[fd] {
                     // A few buffers at a time: the pipe stays ready, and a child that writes
                     // without pause must not keep the others' ends from being seen.
@@ -140,6 +185,34 @@ final class ChildWatcher: Sendable {
                 }
             }
         }
+    }
+
+    /// Reaps the child whose descriptor said it ended and hands its end over; false, with
+    /// nothing changed, while it cannot be reaped yet: it is not taken for a crash, and its
+    /// output is still read.
+    private func finishIfReaped(_ watched: Watched, buffer: inout [UInt8], byPipe: inout [Int32: Watched])
+        -> Bool
+    {
+        let status: Status
+        switch kernel.reap(watched.pidfd) {
+        case .notYet: return false
+        case .ended(let ended): status = ended
+        // Someone else reaped it: how it ended is lost, and it reads as a crash with no signal.
+        case .failed: status = .signalled(0)
+        }
+        // The main process ended: what it wrote is in the pipe already, and only that is read;
+        // a leftover still writing is not waited for.
+        let pipe = watched.pipe
+        if pipe >= 0 {
+            let held = max(0, Int(jobrunner_pipe_holds(pipe)))
+            _ = Self.read(watched, into: &buffer, atMost: held)
+            byPipe[pipe] = nil
+            Self.closePipe(of: watched, epoll: epoll)
+        }
+        _ = jobrunner_epoll_remove(epoll, watched.pidfd)
+        close(watched.pidfd)
+        watched.continuation.resume(returning: (status, watched.kept, watched.endSeen ?? watched.clock.now()))
+        return true
     }
 
     /// Bytes read from one child's pipe at one wake-up while its main process runs.
@@ -179,18 +252,5 @@ final class ChildWatcher: Sendable {
         _ = jobrunner_epoll_remove(epoll, watched.pipe)
         close(watched.pipe)
         watched.pipe = -1
-    }
-
-    private static func finish(_ watched: Watched, at: Date, epoll: Int32) {
-        _ = jobrunner_epoll_remove(epoll, watched.pidfd)
-        var exited: Int32 = 0
-        var value: Int32 = 0
-        // Readable means the process has exited, so the reap does not wait. Anything else
-        // (someone else reaped it) reads as a crash with no signal.
-        let status: Status =
-            jobrunner_reap(watched.pidfd, &exited, &value) == 1
-            ? (exited == 1 ? .exited(value) : .signalled(value)) : .signalled(0)
-        close(watched.pidfd)
-        watched.continuation.resume(returning: (status, watched.kept, at))
     }
 }

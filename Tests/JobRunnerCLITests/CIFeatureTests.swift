@@ -13,9 +13,9 @@ import Testing
             run: echo deploying
         """
 
-    @Test func aFailedAttemptShowsTheEndOfItsLogAndTheSummaryPointsAtIt() throws {
+    @Test func aFailedAttemptShowsTheEndOfItsLogAndTheSummaryPointsAtIt() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.failing])
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 1)
         let lines = run.stdout.split(separator: "\n").map(String.init)
         let failed = try #require(
@@ -34,13 +34,13 @@ import Testing
             "a blocked job points at the log of the job that blocked it")
     }
 
-    @Test func theBoardShowsTheEndsOfFailedLogsWhenTheRunEndsAndMarksSkippedJobsApart() throws {
+    @Test func theBoardShowsTheEndsOfFailedLogsWhenTheRunEndsAndMarksSkippedJobsApart() async throws {
         let workspace = try Workspace(files: [
             "ci.yaml": Self.failing
                 + "\n  notify:\n    needs: [deploy]\n    when: failure\n    run: echo notified\n"
                 + "  off:\n    enabled: false\n    run: echo\n"
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "tty")
+        let run = try await workspace.run("run", "jobs", "--progress", "tty")
         #expect(run.status == 1)
         #expect(run.stdout.contains("○ off skipped: disabled"))
         #expect(!run.stdout.contains("✓ off"))
@@ -66,9 +66,9 @@ import Testing
             run: echo cleaned > cleaned
         """
 
-    @Test func anAllowedFailureDoesNotFailTheRunAndAWhenFailureJobIsSkippedWithItsReason() throws {
+    @Test func anAllowedFailureDoesNotFailTheRunAndAWhenFailureJobIsSkippedWithItsReason() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.optional])
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("succeeded in"))
         #expect(run.stdout.contains("2 succeeded, 1 skipped, 1 failed (allowed)"))
@@ -76,28 +76,28 @@ import Testing
         #expect(run.stdout.contains("skipped     notify: when: failure, and no need failed"))
         #expect(workspace.read("jobs/cleaned") == "cleaned\n")
         #expect(workspace.read("jobs/notified").isEmpty)
-        let status = try workspace.run("status").stdout
+        let status = try await workspace.run("status").stdout
         #expect(status.contains("failed (allowed): exit:3 after 1 attempt"))
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(jobs["notify"]?["state"] as? String == "skipped")
         #expect(jobs["notify"]?["reason"] as? String == "when: failure, and no need failed")
     }
 
-    @Test func aWhenFailureJobRunsWhenANeedFailsAndTheRunStillFails() throws {
+    @Test func aWhenFailureJobRunsWhenANeedFailsAndTheRunStillFails() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.optional])
         try "".write(toFile: workspace.root + "/jobs/fail-tests", atomically: true, encoding: .utf8)
-        let run = try workspace.run("run", "jobs", "--progress", "none")
+        let run = try await workspace.run("run", "jobs", "--progress", "none")
         #expect(run.status == 1)
         #expect(workspace.read("jobs/notified") == "tests failed\n")
         #expect(workspace.read("jobs/cleaned") == "cleaned\n")
     }
 
-    @Test func aBadWhenIsAValidationErrorAtItsLine() throws {
+    @Test func aBadWhenIsAValidationErrorAtItsLine() async throws {
         let workspace = try Workspace(files: [
             "a.yaml": "jobs:\n  a:\n    run: echo\n    when: sometimes\n    allowFailure: maybe\n"
                 + "  tick:\n    every: 1h\n    run: echo\n    when: always\n"
         ])
-        let result = try workspace.run("validate", workspace.jobs)
+        let result = try await workspace.run("validate", workspace.jobs)
         #expect(result.status == 2)
         #expect(
             result.stderr.contains(
@@ -119,15 +119,15 @@ import Testing
             run: echo unrelated
         """
 
-    @Test func runOnlyRunsTheJobsNamedAndWhatTheyNeed() throws {
+    @Test func runOnlyRunsTheJobsNamedAndWhatTheyNeed() async throws {
         let workspace = try Workspace(files: ["a.yaml": Self.graph])
-        let run = try workspace.run("run", "jobs", "--progress", "none", "--only", "report")
+        let run = try await workspace.run("run", "jobs", "--progress", "none", "--only", "report")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("2 succeeded"))
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(Set(jobs.keys) == ["gather", "report"])
 
-        let unknown = try workspace.run("run", "jobs", "--only", "reprot")
+        let unknown = try await workspace.run("run", "jobs", "--only", "reprot")
         #expect(unknown.status == 2)
         #expect(unknown.stderr.contains("jobrunner: --only: no job 'reprot'; did you mean 'report'?"))
     }
@@ -148,28 +148,28 @@ import Testing
             run: echo c
         """
 
-    @Test func retryTakesSeveralJobsOrEveryFailedOne() throws {
+    @Test func retryTakesSeveralJobsOrEveryFailedOne() async throws {
         let workspace = try Workspace(files: ["a.yaml": Self.flaky])
-        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 1)
-        let none = try workspace.run("retry")
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        let none = try await workspace.run("retry")
         #expect(none.status == 2)
         #expect(none.stderr.contains("name the jobs to retry, or pass --failed"))
-        let several = try workspace.run("retry", "a", "b")
+        let several = try await workspace.run("retry", "a", "b")
         #expect(several.status == 0, "\(several.stderr)")
         #expect(several.stdout.contains("a gets another chance"))
         #expect(several.stdout.contains("b gets another chance"))
-        let status = try workspace.run("status").stdout
+        let status = try await workspace.run("status").stdout
         #expect(!status.contains("waiting for a slot"), "a stopped run waits for no slot:\n\(status)")
         #expect(status.contains("pending; runs at the next `jobrunner run`"))
         #expect(!status.contains("default 0/4"), "the default pipeline is shown only when used")
-        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 1)
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
 
         try "".write(toFile: workspace.root + "/fixed", atomically: true, encoding: .utf8)
-        let failed = try workspace.run("retry", "--failed")
+        let failed = try await workspace.run("retry", "--failed")
         #expect(failed.status == 0, "\(failed.stderr)")
         #expect(failed.stdout.contains("a gets another chance"))
         #expect(failed.stdout.contains("b gets another chance"))
-        let again = try workspace.run("run", "jobs", "--progress", "none")
+        let again = try await workspace.run("run", "jobs", "--progress", "none")
         #expect(again.status == 0, "\(again.stdout)")
         #expect(again.stdout.contains("3 succeeded"))
     }
@@ -188,46 +188,45 @@ import Testing
         #expect(await waited.wait(atMost: .seconds(120)) == 1, "wait exits as the failed run does")
         #expect(await waitForExit(runner) == 1)
 
-        let timedOut = try workspace.run("wait", "--run", "nope")
+        let timedOut = try await workspace.run("wait", "--run", "nope")
         #expect(timedOut.status == 1)
         #expect(timedOut.stderr.contains("no run 'nope'"))
     }
 
     /// Runs the binary with exactly these arguments (no `--state` added).
-    private static func jobrunner(_ arguments: [String]) throws -> (status: Int32, stdout: String) {
+    private static func jobrunner(_ arguments: [String]) async throws -> (status: Int32, stdout: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
         process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let data = out.fileHandleForReading.readAllBytes()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let ended = await finished(process, stdout: out)
+        return (ended.status, ended.stdout)
     }
 
-    @Test func smallThings() throws {
+    @Test func smallThings() async throws {
         let workspace = try Workspace(files: [
             "a.yaml":
                 "jobs:\n  t:\n    run: test \"$JOBRUNNER_ATTEMPT\" -ge 2\n    retry: { attempts: 2, delay: 1050ms, jitter: 0 }\n"
         ])
-        let validate = try workspace.run("validate", workspace.jobs)
+        let validate = try await workspace.run("validate", workspace.jobs)
         #expect(validate.stdout == "1 job in 1 file is valid\n")
-        let version = try Self.jobrunner(["version"])
+        let version = try await Self.jobrunner(["version"])
         #expect(version.status == 0)
         #expect(version.stdout.first?.isNumber == true)
-        #expect(try Self.jobrunner(["--version"]).stdout == version.stdout)
+        #expect(try await Self.jobrunner(["--version"]).stdout == version.stdout)
 
-        let events = try workspace.run("run", "jobs", "--events", "/nonexistent/x")
+        let events = try await workspace.run("run", "jobs", "--events", "/nonexistent/x")
         #expect(events.status == 2)
         #expect(events.stderr.hasPrefix("jobrunner: cannot open the events file /nonexistent/x"))
         #expect(!events.stderr.contains("USAGE"))
 
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 0)
         #expect(run.stdout.contains("retrying    t in 1.05s"), "\(run.stdout)")
 
-        let plugins = try workspace.run("plugins", "jobs")
+        let plugins = try await workspace.run("plugins", "jobs")
         let pluginLines = plugins.stdout.split(separator: "\n").map(String.init)
         #expect(pluginLines.contains { $0.hasPrefix("noop ") }, "the example plugins are listed")
         #expect(!pluginLines.contains { $0.hasPrefix("testkit ") || $0.contains("badabi") })
@@ -235,7 +234,7 @@ import Testing
             pluginLines.last
                 == "(3 plugins of jobrunner's own tests beside the executable not shown; --all shows them)")
 
-        let usage = try workspace.run("retyr")
+        let usage = try await workspace.run("retyr")
         #expect(usage.status == 2)
         #expect(usage.stderr.hasPrefix("jobrunner: "), "one error prefix: \(usage.stderr)")
     }

@@ -43,7 +43,7 @@ import Testing
         let (yaml, needs) = Self.dag()
         let workspace = try Workspace(files: ["dag.yaml": yaml])
         // The lives run on a thread of their own: their kill moments must not wait for the
-        // concurrency pool, which other tests keep busy with blocking calls.
+        // concurrency pool, which the other tests of the suite keep busy.
         let (root, state) = (workspace.root, workspace.state)
         let (kills, finished) = await withCheckedContinuation { continuation in
             Thread {
@@ -53,7 +53,7 @@ import Testing
         #expect(finished == 0, "the run completes after \(kills) kills")
         #expect(kills >= 3, "the runner was killed mid-run \(kills) times")
 
-        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let status = try await statusJSON(workspace.run("status", "--json").stdout)
         let jobs = try #require(status["jobs"] as? [[String: Any]])
         #expect(jobs.count == 36)
         #expect(

@@ -21,15 +21,15 @@ import Testing
             retry: { attempts: 3, delay: 50ms }
         """
 
-    @Test func runPrintsTransitionsStoresStateAndExitsZero() throws {
+    @Test func runPrintsTransitionsStoresStateAndExitsZero() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
-        let run = try workspace.run("run", "jobs", "--progress", "plain", "--events", "events.jsonl")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain", "--events", "events.jsonl")
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("started     prepare (attempt 1)"))
         #expect(run.stdout.contains("retrying    test in "))
         #expect(run.stdout.contains("succeeded in"))
 
-        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let status = try await statusJSON(workspace.run("status", "--json").stdout)
         let runObject = try #require(status["run"] as? [String: Any])
         #expect(runObject["state"] as? String == "succeeded")
         let jobs = try #require(status["jobs"] as? [[String: Any]])
@@ -48,9 +48,9 @@ import Testing
         let pipelines = try #require(status["pipelines"] as? [[String: Any]])
         #expect(pipelines.contains { $0["name"] as? String == "ci" && $0["maxConcurrent"] as? Int == 2 })
 
-        #expect(try workspace.run("logs", "build").stdout == "building 2.1\n")
-        #expect(try workspace.run("logs", "test", "--attempt", "1").status == 0)
-        #expect(try workspace.run("logs", "nope").status == 1)
+        #expect(try await workspace.run("logs", "build").stdout == "building 2.1\n")
+        #expect(try await workspace.run("logs", "test", "--attempt", "1").status == 0)
+        #expect(try await workspace.run("logs", "nope").status == 1)
 
         let events = workspace.read("events.jsonl").split(separator: "\n").map(String.init)
         let kinds = try events.map { line -> String in
@@ -67,29 +67,29 @@ import Testing
         #expect(kinds.filter { $0 == "retrying test" }.count == 1)
     }
 
-    @Test func aFailureExitsOneAndBlocksDependents() throws {
+    @Test func aFailureExitsOneAndBlocksDependents() async throws {
         let workspace = try Workspace(files: [
             "a.yaml":
                 "jobs:\n  broken:\n    run: exit 4\n  after:\n    needs: [broken]\n    run: echo never\n"
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "none")
+        let run = try await workspace.run("run", "jobs", "--progress", "none")
         #expect(run.status == 1)
-        let status = try workspace.run("status").stdout
+        let status = try await workspace.run("status").stdout
         #expect(status.contains("exit:4"))
         #expect(status.contains("blocked"))
-        let json = try statusJSON(workspace.run("status", "--json").stdout)
+        let json = try await statusJSON(workspace.run("status", "--json").stdout)
         let jobs = try #require(json["jobs"] as? [[String: Any]])
         let after = try #require(jobs.first { $0["id"] as? String == "after" })
         #expect(after["state"] as? String == "blocked")
         #expect(after["reason"] as? String == "needs:broken")
     }
 
-    @Test func validateReportsEveryProblemOfEveryFileWithExitTwo() throws {
+    @Test func validateReportsEveryProblemOfEveryFileWithExitTwo() async throws {
         let workspace = try Workspace(files: [
             "a.yaml": "jobs:\n  a:\n    run: x\n    neds: [b]\n",
             "b.yaml": "jobs:\n  b:\n    run: x\n    needs: [zzz]\n    timeout: soon\n",
         ])
-        let result = try workspace.run("validate", workspace.jobs)
+        let result = try await workspace.run("validate", workspace.jobs)
         #expect(result.status == 2)
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(
@@ -100,41 +100,41 @@ import Testing
         #expect(lines.contains { $0.contains("b.yaml:5:14: error: timeout: 'soon' is not a duration") })
         #expect(lines.last == "3 errors; nothing was run")
 
-        let run = try workspace.run("run", "jobs")
+        let run = try await workspace.run("run", "jobs")
         #expect(run.status == 2)
         #expect(
             !FileManager.default.fileExists(atPath: workspace.state + "/db"), "nothing ran, nothing stored")
     }
 
-    @Test func graphPrintsDotAndMermaid() throws {
+    @Test func graphPrintsDotAndMermaid() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
-        let dot = try workspace.run("graph", workspace.jobs)
+        let dot = try await workspace.run("graph", workspace.jobs)
         #expect(dot.stdout.contains("\"prepare\" -> \"build\";"))
-        let mermaid = try workspace.run("graph", workspace.jobs, "--format", "mermaid")
+        let mermaid = try await workspace.run("graph", workspace.jobs, "--format", "mermaid")
         #expect(mermaid.stdout.hasPrefix("flowchart LR"))
         #expect(mermaid.stdout.contains("j0 --> j1"))
     }
 
-    @Test func aStatePathThatIsAFileExitsThree() throws {
+    @Test func aStatePathThatIsAFileExitsThree() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
         try "not a directory".write(toFile: workspace.state, atomically: true, encoding: .utf8)
-        let run = try workspace.run("run", "jobs")
+        let run = try await workspace.run("run", "jobs")
         #expect(run.status == 3)
         #expect(run.stderr.contains("is a file, not a directory"))
         #expect(try String(contentsOfFile: workspace.state, encoding: .utf8) == "not a directory")
     }
 
-    @Test func aCorruptDatabaseExitsThreeAndIsLeftAlone() throws {
+    @Test func aCorruptDatabaseExitsThreeAndIsLeftAlone() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.pipeline])
         try FileManager.default.createDirectory(
             atPath: workspace.state + "/db", withIntermediateDirectories: true)
         let garbage = Data(repeating: 0xAB, count: 16384)
         try garbage.write(to: URL(fileURLWithPath: workspace.state + "/db/data.mdb"))
-        let run = try workspace.run("run", "jobs")
+        let run = try await workspace.run("run", "jobs")
         #expect(run.status == 3)
         #expect(run.stderr.contains("damaged"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: workspace.state + "/db/data.mdb")) == garbage)
-        #expect(try workspace.run("status").status == 3)
+        #expect(try await workspace.run("status").status == 3)
     }
 
     @Test func aSecondRunnerIsRefusedAndSigtermStopsCleanlyThenRunResumes() async throws {
@@ -156,11 +156,11 @@ import Testing
         let reader = LineReader(out)
         #expect(await reader.waitFor("\"job\": \"slow\", \"attempt\": 1, \"event\": \"started\""))
 
-        let second = try workspace.run("run", "jobs")
+        let second = try await workspace.run("run", "jobs")
         #expect(second.status == 3)
         #expect(second.stderr.contains("in use by another jobrunner (pid \(runner.processIdentifier))"))
 
-        let live = try statusJSON(workspace.run("status", "--json").stdout)
+        let live = try await statusJSON(workspace.run("status", "--json").stdout)
         let liveJobs = try #require(live["jobs"] as? [[String: Any]])
         #expect(liveJobs.first { $0["id"] as? String == "slow" }?["state"] as? String == "running")
         #expect(liveJobs.first { $0["id"] as? String == "last" }?["reason"] as? String == "needs:slow")
@@ -168,11 +168,11 @@ import Testing
         kill(runner.processIdentifier, SIGTERM)
         #expect(await waitForExit(runner) == 143)
         #expect(reader.all.contains { $0.contains("\"event\": \"interrupted\"") })
-        let stopped = try statusJSON(workspace.run("status", "--json").stdout)
+        let stopped = try await statusJSON(workspace.run("status", "--json").stdout)
         #expect((stopped["run"] as? [String: Any])?["state"] as? String == "stopped")
 
         try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
-        let resumed = try workspace.run("run", "jobs", "--progress", "plain")
+        let resumed = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         #expect(resumed.stdout.contains("(resumed)"))
         #expect(!resumed.stdout.contains("started     first"), "a finished job does not run again")
@@ -233,7 +233,7 @@ import Testing
         #expect(kill(orphan, 0) == 0, "the job outlives its runner")
 
         try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
-        let next = try workspace.run("run", "jobs", "--progress", "plain")
+        let next = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
         #expect(next.stdout.contains("interrupted"))
         #expect(next.stdout.contains("(resumed)"))
@@ -280,17 +280,17 @@ func readOnce(_ path: String) async -> String {
         let events = LineReader(out)
         #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
 
-        let suspend = try workspace.run("suspend", "p")
+        let suspend = try await workspace.run("suspend", "p")
         #expect(suspend.status == 0)
         #expect(suspend.stdout == "pipeline p suspended (count 1)\n")
         #expect(await events.waitFor("\"event\": \"suspended\", \"pipeline\": \"p\""))
 
-        let cancel = try workspace.run("cancel", "long")
+        let cancel = try await workspace.run("cancel", "long")
         #expect(cancel.stdout.contains("asked the runner (pid \(runner.processIdentifier)) to cancel long"))
         #expect(await events.waitFor("\"job\": \"after\", \"event\": \"blocked\""))
         #expect(await events.waitFor("\"job\": \"long\", \"event\": \"cancelled\""))
 
-        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let status = try await statusJSON(workspace.run("status", "--json").stdout)
         let jobs = try #require(status["jobs"] as? [[String: Any]])
         #expect(jobs.first { $0["id"] as? String == "next" }?["reason"] as? String == "suspended")
         let pipelines = try #require(status["pipelines"] as? [[String: Any]])
@@ -298,14 +298,14 @@ func readOnce(_ path: String) async -> String {
         #expect(
             !events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"started\"") })
 
-        #expect(try workspace.run("resume", "p").stdout == "pipeline p resumed\n")
+        #expect(try await workspace.run("resume", "p").stdout == "pipeline p resumed\n")
         #expect(
             await ExitWatcher(runner).wait(atMost: .seconds(120)) == 1, "a cancelled job makes the run fail")
         #expect(
             events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") }
         )
         #expect(
-            try workspace.run("resume", "p").status == 1,
+            try await workspace.run("resume", "p").status == 1,
             "resuming a pipeline that is not suspended is an error")
     }
 
@@ -328,13 +328,13 @@ func readOnce(_ path: String) async -> String {
         #expect(await events.waitFor("\"job\": \"after-broken\", \"event\": \"blocked\""))
 
         try "".write(toFile: workspace.root + "/fixed", atomically: true, encoding: .utf8)
-        let retry = try workspace.run("retry", "flaky")
+        let retry = try await workspace.run("retry", "flaky")
         #expect(retry.status == 0, "\(retry.stderr)")
         #expect(retry.stdout.contains("asked the runner (pid \(runner.processIdentifier)) to retry flaky"))
         #expect(await events.waitFor("\"job\": \"flaky\", \"attempt\": 2, \"event\": \"succeeded\""))
         #expect(await events.waitFor("\"job\": \"after-flaky\", \"attempt\": 1, \"event\": \"succeeded\""))
 
-        let skip = try workspace.run("skip", "broken")
+        let skip = try await workspace.run("skip", "broken")
         #expect(skip.status == 0, "\(skip.stderr)")
         #expect(await events.waitFor("\"job\": \"broken\", \"event\": \"skipped\""))
         #expect(await events.waitFor("\"job\": \"after-broken\", \"attempt\": 1, \"event\": \"succeeded\""))
@@ -345,7 +345,7 @@ func readOnce(_ path: String) async -> String {
         #expect(await waitForExit(runner) == 0, "a retried success and a skip leave nothing failed")
     }
 
-    @Test func retryReopensAFinishedRunAndTheNextRunRunsOnlyWhatWasBlocked() throws {
+    @Test func retryReopensAFinishedRunAndTheNextRunRunsOnlyWhatWasBlocked() async throws {
         let workspace = try Workspace(files: [
             "a.yaml": """
             jobs:
@@ -354,13 +354,13 @@ func readOnce(_ path: String) async -> String {
               other: { run: echo other }
             """
         ])
-        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 1)
-        #expect(try workspace.run("retry", "other").status == 1, "a succeeded job cannot be retried")
-        let retry = try workspace.run("retry", "flaky")
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        #expect(try await workspace.run("retry", "other").status == 1, "a succeeded job cannot be retried")
+        let retry = try await workspace.run("retry", "flaky")
         #expect(retry.status == 0)
         #expect(retry.stdout.contains("the next `jobrunner run` resumes run"))
         try "".write(toFile: workspace.root + "/fixed", atomically: true, encoding: .utf8)
-        let again = try workspace.run("run", "jobs", "--progress", "plain")
+        let again = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(again.stdout.contains("started     flaky (attempt 2)"))
         #expect(again.stdout.contains("started     after (attempt 1)"))

@@ -37,7 +37,7 @@ import Testing
         #expect(
             await eventLines.waitFor(
                 "\"job\": \"fetch-users\", \"event\": \"waiting\", \"reason\": \"internet\""))
-        let status = try Self.status(root)
+        let status = try await Self.status(root)
         #expect(status.contains("waiting for internet since"))
 
         try "".write(toFile: root + "/world/online", atomically: true, encoding: .utf8)
@@ -56,15 +56,13 @@ import Testing
         #expect(users.hasPrefix("users fetched with token tok-"))
     }
 
-    static func status(_ root: String) throws -> String {
+    static func status(_ root: String) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
         process.arguments = ["status", "--state", root + "/state"]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        let data = out.fileHandleForReading.readAllBytes()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return await finished(process, stdout: out).stdout
     }
 }

@@ -32,7 +32,7 @@ import Testing
         #expect(!reader.all.contains { $0.contains("run-finished") })
         try "".write(toFile: workspace.root + "/FLAG", atomically: true, encoding: .utf8)
         #expect(await waitForExit(runner) == 0, "\(reader.all)")
-        let fetch = try #require(try workspace.statusJobs()["fetch"])
+        let fetch = try #require(try await workspace.statusJobs()["fetch"])
         #expect(fetch["state"] as? String == "succeeded")
         #expect(fetch["attempts"] as? Int == 2)
     }
@@ -41,7 +41,7 @@ import Testing
 extension HardeningTests {
     /// Linux refuses an environment string over 128 KiB: a 200 KB output must still reach the
     /// job that needs it (as a file whose path is in `JOBRUNNER_OUT_<JOB>_<KEY>_FILE`).
-    @Test func aLargeOutputReachesTheJobThatNeedsIt() throws {
+    @Test func aLargeOutputReachesTheJobThatNeedsIt() async throws {
         let workspace = try Workspace(files: [
             "big.yaml": """
             jobs:
@@ -52,14 +52,14 @@ extension HardeningTests {
                 run: test "$(tr -d '\\n' < "$JOBRUNNER_OUT_PRODUCE_BLOB_FILE" | wc -c)" -eq 200000
             """
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)\(workspace.read("state/logs"))")
-        #expect(try workspace.statusJobs()["consume"]?["state"] as? String == "succeeded")
+        #expect(try await workspace.statusJobs()["consume"]?["state"] as? String == "succeeded")
     }
 
     /// A daemon that leaves the job's process group (`setsid`) and ignores SIGTERM is still the
     /// attempt's: it is ended (SIGKILL after `killGrace`) when the attempt ends.
-    @Test func aSetsidDaemonDoesNotOutliveTheRun() throws {
+    @Test func aSetsidDaemonDoesNotOutliveTheRun() async throws {
         let workspace = try Workspace(files: [
             "daemon.yaml": """
             jobs:
@@ -70,9 +70,9 @@ extension HardeningTests {
                   echo launched
             """
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "none")
+        let run = try await workspace.run("run", "jobs", "--progress", "none")
         #expect(run.status == 0, "\(run.stderr)")
-        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let status = try await statusJSON(workspace.run("status", "--json").stdout)
         let runID = try #require((status["run"] as? [String: Any])?["id"] as? String)
         let survivors = processes(carrying: "JOBRUNNER_RUN=\(runID)")
         for pid in survivors { kill(pid, SIGKILL) }
@@ -160,7 +160,7 @@ extension HardeningTests {
             try? FileManager.default.removeItem(atPath: "\(logs)/\(run)/big")
         }
         try "".write(toFile: workspace.root + "/small", atomically: true, encoding: .utf8)
-        let again = try workspace.run("run", "jobs", "--progress", "plain")
+        let again = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(again.stdout.contains("(resumed)"))
     }

@@ -9,12 +9,12 @@ import Testing
 
     // MARK: State paths that cannot be used
 
-    @Test func statusSaysWhyAStatePathCannotBeUsedAndExitsThree() throws {
+    @Test func statusSaysWhyAStatePathCannotBeUsedAndExitsThree() async throws {
         let file = try Workspace(files: ["a.yaml": Self.jobs])
         try "x".write(toFile: file.state, atomically: true, encoding: .utf8)
         for command in ["status", "runs", "logs", "prune"] {
             let arguments = command == "logs" ? ["logs", "a"] : [command]
-            let result = try file.run(arguments, environment: [:])
+            let result = try await file.run(arguments, environment: [:])
             #expect(result.status == 3, "\(command): \(result)")
             #expect(
                 result.stderr.contains("the state path \(file.state) is a file, not a directory"), "\(result)"
@@ -25,16 +25,16 @@ import Testing
         let database = try Workspace(files: ["a.yaml": Self.jobs])
         try FileManager.default.createDirectory(atPath: database.state, withIntermediateDirectories: true)
         try "x".write(toFile: database.state + "/db", atomically: true, encoding: .utf8)
-        let status = try database.run("status")
+        let status = try await database.run("status")
         #expect(status.status == 3)
         #expect(status.stderr.contains("/db, where the state database belongs, is a file, not a directory"))
     }
 
-    @Test func runSaysThatLogsIsAFile() throws {
+    @Test func runSaysThatLogsIsAFile() async throws {
         let workspace = try Workspace(files: ["a.yaml": Self.jobs])
         try FileManager.default.createDirectory(atPath: workspace.state, withIntermediateDirectories: true)
         try "x".write(toFile: workspace.state + "/logs", atomically: true, encoding: .utf8)
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 3)
         #expect(
             run.stderr.contains("/logs, where the attempt logs belong, is a file, not a directory"), "\(run)")
@@ -43,7 +43,7 @@ import Testing
 
     /// An unreadable state directory is not "no runs yet". Root reads every directory, so as
     /// root the check runs as `nobody` through setpriv.
-    @Test func statusOnAnUnreadableStateDirectoryExitsThree() throws {
+    @Test func statusOnAnUnreadableStateDirectoryExitsThree() async throws {
         let workspace = try Workspace(files: ["a.yaml": Self.jobs])
         try FileManager.default.createDirectory(
             atPath: workspace.state + "/db", withIntermediateDirectories: true)
@@ -65,17 +65,16 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = String(decoding: out.fileHandleForReading.readAllBytes(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readAllBytes(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 3, "\(stdout)\(stderr)")
+        let ended = await finished(process, stdout: out, stderr: err)
+        let stderr = ended.stderr
+        #expect(ended.status == 3, "\(ended.stdout)\(stderr)")
         #expect(
             stderr.contains("cannot read the directory \(workspace.state): Permission denied"), "\(stderr)")
     }
 
     // MARK: Escape sequences written by jobs
 
-    @Test func escapeSequencesFromJobsNeverReachTheTerminalRaw() throws {
+    @Test func escapeSequencesFromJobsNeverReachTheTerminalRaw() async throws {
         let title = "\\033]0;TITLE\\007\\033[2J"
         let workspace = try Workspace(files: [
             "a.yaml": """
@@ -87,9 +86,9 @@ import Testing
 
             """
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 1, "\(run)")
-        let status = try workspace.run("status")
+        let status = try await workspace.run("status")
         for (what, text) in [("run", run.stdout + run.stderr), ("status", status.stdout + status.stderr)] {
             #expect(!text.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{7}" }, "\(what): \(text)")
             #expect(text.contains("\\x1B]0;TITLE\\x07\\x1B[2J"), "\(what): \(text)")

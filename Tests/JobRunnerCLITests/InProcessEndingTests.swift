@@ -26,7 +26,7 @@ import Testing
         #expect(interrupted.count == 1)
         #expect(interrupted.first?.contains("\"job\": \"hang\"") == true)
         #expect(interrupted.first?.contains("runner stopping") == true, "\(interrupted)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(jobs["quick"]?["state"] as? String == "succeeded")
         #expect(jobs["hang"]?["state"] as? String == "waiting")
 
@@ -38,7 +38,7 @@ import Testing
         #expect(await waitForExit(second) == 143)
     }
 
-    @Test func aTimeoutEndsTheAttemptAndLeavesTheHandlerRunning() throws {
+    @Test func aTimeoutEndsTheAttemptAndLeavesTheHandlerRunning() async throws {
         let workspace = try Workspace(files: [
             "slow.yaml": """
             jobs:
@@ -51,13 +51,13 @@ import Testing
                 plugin: noop.ok
             """
         ])
-        let run = try workspace.run(["run", "jobs", "--events", "-"], environment: [:])
+        let run = try await workspace.run(["run", "jobs", "--events", "-"], environment: [:])
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
         let failed = run.stdout.split(separator: "\n").filter { $0.contains("\"event\": \"failed\"") }
         #expect(failed.count == 1)
         #expect(
             failed.first?.contains("timeout after 300ms; the handler was left running") == true, "\(failed)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(jobs["slow"]?["state"] as? String == "failed")
         #expect(jobs["after"]?["state"] as? String == "blocked")
     }

@@ -4,7 +4,7 @@ import Testing
 
 /// `logs` always says something (issue 12, item 7), and pipeline names are checked (item 8).
 @Suite(.serialized) struct LogsFeatureTests {
-    @Test func aJobThatFailedOnItsConstraintShowsTheSatisfyOutput() throws {
+    @Test func aJobThatFailedOnItsConstraintShowsTheSatisfyOutput() async throws {
         let workspace = try Workspace(files: [
             "a.yaml": """
             constraints:
@@ -17,8 +17,8 @@ import Testing
                 run: echo fetched
             """
         ])
-        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 1)
-        let logs = try workspace.run("logs", "fetch")
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        let logs = try await workspace.run("logs", "fetch")
         #expect(logs.status == 0)
         #expect(logs.stdout == "the token server said no\n")
         #expect(
@@ -26,7 +26,7 @@ import Testing
                 "constraint token failed: the token server said no; the output of that satisfy"))
     }
 
-    @Test func logsStillShowAfterTheStateDirectoryIsMovedAndAJobWithNoLogSaysWhy() throws {
+    @Test func logsStillShowAfterTheStateDirectoryIsMovedAndAJobWithNoLogSaysWhy() async throws {
         let workspace = try Workspace(files: [
             "a.yaml":
                 "jobs:\n  build:\n    run: echo built\n  quiet:\n    run: \"true\"\n  off:\n    enabled: false\n    run: echo\n"
@@ -38,19 +38,19 @@ import Testing
         process.arguments = ["run", "jobs", "--progress", "none", "--state", original]
         process.currentDirectoryURL = URL(fileURLWithPath: workspace.root)
         try process.run()
-        process.waitUntilExit()
+        await onOwnThread { process.waitUntilExit() }
         #expect(process.terminationStatus == 0)
         try FileManager.default.moveItem(atPath: original, toPath: workspace.state)
-        let logs = try workspace.run("logs", "build")
+        let logs = try await workspace.run("logs", "build")
         #expect(logs.stdout == "built\n", "\(logs.stderr)")
-        let quiet = try workspace.run("logs", "quiet")
+        let quiet = try await workspace.run("logs", "quiet")
         #expect(quiet.status == 0)
         #expect(quiet.stderr.contains("attempt 1 of quiet wrote no output; it ended succeeded"))
-        let off = try workspace.run("logs", "off")
+        let off = try await workspace.run("logs", "off")
         #expect(off.status == 1)
         #expect(off.stderr.contains("job 'off' is skipped (disabled) and never started: it has no log"))
 
-        let all = try workspace.run("logs")
+        let all = try await workspace.run("logs")
         #expect(all.stdout == "build | built\n")
     }
 
@@ -95,30 +95,32 @@ import Testing
         kill(runner.processIdentifier, SIGKILL)
         _ = await waitForExit(runner)
         #expect(await waitForExit(follower) == 1)
-        #expect(said.all.contains { $0.contains("the runner that wrote this log is gone") })
+        // Awaited: the follower's exit can be seen before the reader's thread has read its
+        // last line from the pipe.
+        #expect(await said.waitFor("the runner that wrote this log is gone"), "\(said.all)")
         // The orphaned job ends once it may.
         try "".write(toFile: workspace.root + "/go", atomically: true, encoding: .utf8)
     }
 
-    @Test func suspendChecksThePipelineName() throws {
+    @Test func suspendChecksThePipelineName() async throws {
         let workspace = try Workspace(files: [
             "a.yaml": "pipelines:\n  ci: {}\njobs:\n  a:\n    pipeline: ci\n    run: echo\n"
         ])
-        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 0)
-        let typo = try workspace.run("suspend", "cii")
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 0)
+        let typo = try await workspace.run("suspend", "cii")
         #expect(typo.status == 2)
         #expect(typo.stderr.contains("jobrunner: no pipeline 'cii'; did you mean 'ci'?"))
-        #expect(try workspace.run("suspend", "ci").status == 0)
-        let resumeTypo = try workspace.run("resume", "cj")
+        #expect(try await workspace.run("suspend", "ci").status == 0)
+        let resumeTypo = try await workspace.run("resume", "cj")
         #expect(resumeTypo.status == 2)
-        #expect(try workspace.run("resume", "ci").status == 0)
+        #expect(try await workspace.run("resume", "ci").status == 0)
     }
 
     @Test func aRunHeldBackBySuspensionSaysSoUntilResumed() async throws {
         let workspace = try Workspace(files: [
             "a.yaml": "pipelines:\n  ci: {}\njobs:\n  a:\n    pipeline: ci\n    run: echo\n"
         ])
-        let suspend = try workspace.run("suspend", "ci")
+        let suspend = try await workspace.run("suspend", "ci")
         #expect(suspend.status == 0, "before the first run any name is accepted")
         let output = Pipe()
         let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: output)
@@ -127,7 +129,7 @@ import Testing
             await lines.waitFor(
                 "waiting     pipeline ci is suspended and nothing else can run; `jobrunner resume ci` lets it go on"
             ))
-        #expect(try workspace.run("resume", "ci").status == 0)
+        #expect(try await workspace.run("resume", "ci").status == 0)
         #expect(await waitForExit(runner) == 0)
         #expect(lines.all.contains { $0.hasSuffix("resumed     ci") })
     }

@@ -59,9 +59,9 @@ import Testing
             ? workspace.root + "/plugins/libtruncated.so" : Self.buildDirectory + "/lib\(plugin).so"
     }
 
-    @Test(arguments: cases) func validateReportsABadLibraryAtEachJobsPluginLine(_ bad: Case) throws {
+    @Test(arguments: cases) func validateReportsABadLibraryAtEachJobsPluginLine(_ bad: Case) async throws {
         let workspace = try workspace(for: bad.plugin)
-        let result = try workspace.run(["validate", "jobs"], environment: Self.quiet)
+        let result = try await workspace.run(["validate", "jobs"], environment: Self.quiet)
         #expect(!result.signalled && result.status == 2, "\(result.status) \(result.stderr)")
         let errors = result.stderr.split(separator: "\n").map(String.init)
         let named = "plugin '\(bad.plugin)' (\(path(of: bad.plugin, in: workspace)))"
@@ -74,18 +74,18 @@ import Testing
         #expect(errors.last == "2 errors; nothing was run", "\(errors)")
     }
 
-    @Test(arguments: cases) func runRefusesABadLibraryBeforeRunningAnything(_ bad: Case) throws {
+    @Test(arguments: cases) func runRefusesABadLibraryBeforeRunningAnything(_ bad: Case) async throws {
         let workspace = try workspace(for: bad.plugin)
-        let result = try workspace.run(["run", "jobs"], environment: Self.quiet)
+        let result = try await workspace.run(["run", "jobs"], environment: Self.quiet)
         #expect(!result.signalled && result.status == 2, "\(result.status) \(result.stderr)")
         #expect(result.stderr.contains("jobs/bad.yaml:5:13: error: job 'apart': "), "\(result.stderr)")
         #expect(result.stderr.contains("nothing was run"))
     }
 
     /// `plugins` lists a bad library among those it could not load, and goes on.
-    @Test func pluginsListsBadLibrariesAsNotLoadable() throws {
+    @Test func pluginsListsBadLibrariesAsNotLoadable() async throws {
         let workspace = try workspace(for: "truncated")
-        let result = try workspace.run(["plugins", "jobs"], environment: Self.quiet)
+        let result = try await workspace.run(["plugins", "jobs"], environment: Self.quiet)
         #expect(!result.signalled && result.status == 0, "\(result.status) \(result.stderr)")
         for bad in Self.cases {
             #expect(result.stdout.contains("  \(bad.plugin): "), "\(result.stdout)")
@@ -95,7 +95,7 @@ import Testing
 
     /// A constructor that never returns (`CTORHANG=1`): the child is stopped after
     /// `$JOBRUNNER_PLUGIN_LOAD_TIMEOUT` and the job's line says so.
-    @Test func aLibraryThatNeverFinishesLoadingIsStopped() throws {
+    @Test func aLibraryThatNeverFinishesLoadingIsStopped() async throws {
         let workspace = try Workspace(files: [
             "hang.yaml": """
             jobs:
@@ -104,7 +104,7 @@ import Testing
                 isolation: process
             """
         ])
-        let result = try workspace.run(
+        let result = try await workspace.run(
             ["validate", "jobs"], environment: ["JOBRUNNER_PLUGIN_LOAD_TIMEOUT": "1", "CTORHANG": "1"])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(
@@ -115,7 +115,7 @@ import Testing
 
     /// A library replaced by a crashing one after validation: the isolated job's attempt fails,
     /// the runner goes on with the rest and is never loaded the new library itself.
-    @Test func aLibraryThatTurnsBadDuringARunFailsOnlyTheIsolatedAttempt() throws {
+    @Test func aLibraryThatTurnsBadDuringARunFailsOnlyTheIsolatedAttempt() async throws {
         let workspace = try Workspace(files: [
             "swap.yaml": """
             jobs:
@@ -139,10 +139,10 @@ import Testing
             atPath: workspace.root + "/plugins", withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             atPath: Self.buildDirectory + "/libhello.so", toPath: workspace.root + "/plugins/libhello.so")
-        let run = try workspace.run(
+        let run = try await workspace.run(
             ["run", "jobs"], environment: Self.quiet.merging(["PLUGINS": workspace.root + "/plugins"]) { $1 })
         #expect(!run.signalled && run.status == 1, "\(run.status) \(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let reason = jobs["greet"]?["reason"] as? String ?? ""
         #expect(jobs["greet"]?["state"] as? String == "failed")
         #expect(
@@ -154,7 +154,7 @@ import Testing
 
     /// `invoke` that claims a 1 TiB response for a 2-byte buffer: refused unread, in process
     /// and apart; the runner goes on.
-    @Test func aResponseLongerThanTheLimitFailsTheAttempt() throws {
+    @Test func aResponseLongerThanTheLimitFailsTheAttempt() async throws {
         let workspace = try Workspace(files: [
             "liar.yaml": """
             jobs:
@@ -167,9 +167,9 @@ import Testing
                 plugin: liar.ok
             """
         ])
-        let run = try workspace.run(["run", "jobs"], environment: Self.quiet)
+        let run = try await workspace.run(["run", "jobs"], environment: Self.quiet)
         #expect(!run.signalled && run.status == 1, "\(run.status) \(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         for job in ["inside", "apart"] {
             #expect(jobs[job]?["state"] as? String == "failed")
             #expect(
@@ -182,7 +182,7 @@ import Testing
 
     /// A parameter check whose message has no NUL: read no further than 64 KiB, reported at the
     /// job's `with:` whether the check runs here or apart.
-    @Test func anUnterminatedParameterMessageIsReadNoFurtherThanTheLimit() throws {
+    @Test func anUnterminatedParameterMessageIsReadNoFurtherThanTheLimit() async throws {
         let workspace = try Workspace(files: [
             "liar.yaml": """
             jobs:
@@ -195,7 +195,7 @@ import Testing
                 with: { a: 1 }
             """
         ])
-        let result = try workspace.run(["validate", "jobs"], environment: Self.quiet)
+        let result = try await workspace.run(["validate", "jobs"], environment: Self.quiet)
         #expect(!result.signalled && result.status == 2, "\(result.status) \(result.stderr)")
         let message =
             "with: does not suit liar.unterminated: the plugin's parameter check answered with a message that "

@@ -23,10 +23,10 @@ import Testing
     /// Local time is Berlin's, whatever the machine's: `TZ` decides it.
     static let berlin = ["TZ": "Europe/Berlin"]
 
-    @Test func listsEachPeriodicJobsDatesInItsZoneAndLocalTime() throws {
+    @Test func listsEachPeriodicJobsDatesInItsZoneAndLocalTime() async throws {
         let workspace = try Workspace(files: ["periodic.yaml": Self.jobs])
         // New York's clocks jump from 02:00 to 03:00 on 2026-03-08: 02:30 fires at 03:00.
-        let next = try workspace.run(
+        let next = try await workspace.run(
             ["next", "jobs", "--count", "3", "--from", "2026-03-07T12:00:00Z"], environment: Self.berlin)
         #expect(next.status == 0, "\(next.stderr)")
         #expect(next.stderr.isEmpty)
@@ -52,9 +52,9 @@ import Testing
                 """)
     }
 
-    @Test func countsFromNowByDefaultAndShowsFiveDates() throws {
+    @Test func countsFromNowByDefaultAndShowsFiveDates() async throws {
         let workspace = try Workspace(files: ["periodic.yaml": Self.jobs])
-        let next = try workspace.run(["next", "jobs"], environment: Self.berlin)
+        let next = try await workspace.run(["next", "jobs"], environment: Self.berlin)
         #expect(next.status == 0, "\(next.stderr)")
         let lines = next.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "next 5 fire dates after now, local time Europe/Berlin")
@@ -63,17 +63,17 @@ import Testing
         #expect(!next.stdout.contains("build"), "one-shot jobs are not listed")
     }
 
-    @Test func saysSoWhenNoJobIsPeriodic() throws {
+    @Test func saysSoWhenNoJobIsPeriodic() async throws {
         let workspace = try Workspace(files: ["ci.yaml": "jobs:\n  build:\n    run: make\n"])
-        let next = try workspace.run("next", "jobs")
+        let next = try await workspace.run("next", "jobs")
         #expect(next.status == 0)
         #expect(next.stdout == "no periodic jobs in 1 file: none has every: or cron:\n")
     }
 
-    @Test func aWrongCronIsALocatedErrorAndExitTwo() throws {
+    @Test func aWrongCronIsALocatedErrorAndExitTwo() async throws {
         let workspace = try Workspace(files: ["bad.yaml": "jobs:\n  a:\n    run: x\n    cron: '0 25 * * *'\n"]
         )
-        let next = try workspace.run("next", "jobs")
+        let next = try await workspace.run("next", "jobs")
         #expect(next.status == 2)
         #expect(
             next.stderr.contains("jobs/bad.yaml:4:11: error: cron field 2 (hour) '25' is out of range 0-23"))
@@ -81,9 +81,9 @@ import Testing
     }
 
     @Test(arguments: [["--count", "0"], ["--from", "yesterday"]])
-    func refusesBadOptions(options: [String]) throws {
+    func refusesBadOptions(options: [String]) async throws {
         let workspace = try Workspace(files: ["periodic.yaml": Self.jobs])
-        let next = try workspace.run(["next", "jobs"] + options, environment: [:])
+        let next = try await workspace.run(["next", "jobs"] + options, environment: [:])
         #expect(next.status == 2)
         #expect(next.stderr.contains(options[0]))
     }

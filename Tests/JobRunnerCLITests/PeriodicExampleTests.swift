@@ -9,7 +9,7 @@ import Testing
         .deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("examples/periodic-refresh").path
 
-    @Test func theFirstOccurrenceMirrorsTheFiles() throws {
+    @Test func theFirstOccurrenceMirrorsTheFiles() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "jobrunner-periodic-example-\(UUID().uuidString)"
         ).path
@@ -23,7 +23,7 @@ import Testing
         try "beta\n".write(toFile: root + "/world/upstream/b.txt", atomically: true, encoding: .utf8)
         #expect(FileManager.default.createFile(atPath: root + "/world/online", contents: Data()))
 
-        func jobrunner(_ arguments: String...) throws -> (status: Int32, output: String) {
+        func jobrunner(_ arguments: String...) async throws -> (status: Int32, output: String) {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
             process.arguments = arguments
@@ -36,12 +36,11 @@ import Testing
             process.standardOutput = out
             process.standardError = out
             try process.run()
-            let data = out.fileHandleForReading.readAllBytes()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            let ended = await finished(process, stdout: out)
+            return (ended.status, ended.stdout)
         }
 
-        let run = try jobrunner("run", "jobs", "--state", "state", "--progress", "plain")
+        let run = try await jobrunner("run", "jobs", "--state", "state", "--progress", "plain")
         #expect(run.status == 0, "\(run.output)")
         let expected = try String(contentsOfFile: root + "/expected-output.txt", encoding: .utf8)
             .split(separator: "\n").map(String.init)
@@ -50,17 +49,17 @@ import Testing
         for (line, wanted) in zip(lines, expected) { #expect(line.contains(wanted), "\(line) / \(wanted)") }
         #expect(try String(contentsOfFile: root + "/world/mirror/b.txt", encoding: .utf8) == "beta\n")
 
-        let runs = try jobrunner("runs", "--state", "state", "--json")
+        let runs = try await jobrunner("runs", "--state", "state", "--json")
         let occurrence = try #require(
             runs.output.split(separator: "\n").compactMap { try? statusJSON(String($0)) }
                 .first { $0["occurrenceOf"] as? String == "mirror" })
         #expect(occurrence["state"] as? String == "succeeded")
         let runID = try #require(occurrence["id"] as? String)
-        let logs = try jobrunner("logs", "mirror", "--run", runID, "--state", "state")
+        let logs = try await jobrunner("logs", "mirror", "--run", runID, "--state", "state")
         #expect(logs.output == "mirrored a.txt\nmirrored b.txt\n")
-        let status = try jobrunner("status", "--state", "state")
+        let status = try await jobrunner("status", "--state", "state")
         #expect(status.output.contains("mirror: last succeeded (run \(runID)); next due"), "\(status.output)")
-        let next = try jobrunner("next", "jobs", "--count", "3")
+        let next = try await jobrunner("next", "jobs", "--count", "3")
         #expect(next.status == 0)
         #expect(next.output.contains("mirror: every 1m"), "\(next.output)")
     }

@@ -7,7 +7,7 @@ import Testing
     /// The directory of the built binary and plugins.
     static let buildDirectory = (realPath(jobrunnerBinary) as NSString).deletingLastPathComponent
 
-    @Test func swiftAndCPluginsRunAndPassOutputsOn() throws {
+    @Test func swiftAndCPluginsRunAndPassOutputsOn() async throws {
         let workspace = try Workspace(files: [
             "plugins.yaml": """
             jobs:
@@ -22,15 +22,15 @@ import Testing
                 run: echo "$JOBRUNNER_OUT_ECHO_IN_GREET_GREETING / $JOBRUNNER_OUT_ECHO_MESSAGE"
             """
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "plain")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        #expect(try workspace.run("logs", "greet").stdout == "hello from C, job greet\n")
-        let echoLog = try workspace.run("logs", "echo").stdout
+        #expect(try await workspace.run("logs", "greet").stdout == "hello from C, job greet\n")
+        let echoLog = try await workspace.run("logs", "echo").stdout
         #expect(echoLog.contains("echo hi there from echo attempt 1\n"))
         #expect(echoLog.contains("warning: echoed count=1\n"), "swift-log lines reach the attempt's log")
-        #expect(try workspace.run("logs", "show").stdout == "hello from C / hi there\n")
+        #expect(try await workspace.run("logs", "show").stdout == "hello from C / hi there\n")
 
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let echo = try #require(jobs["echo"])
         let outputs = try #require(echo["outputs"] as? [String: String])
         #expect(outputs["message"] == "hi there")
@@ -39,7 +39,7 @@ import Testing
     }
 
     /// The sample jobs `make run` executes, plugin jobs included, in a scratch copy.
-    @Test func sampleJobsRunWithTheirPluginJobs() throws {
+    @Test func sampleJobsRunWithTheirPluginJobs() async throws {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent()
             .deletingLastPathComponent().path
@@ -51,20 +51,20 @@ import Testing
         let workspace = try Workspace(files: files)
         let readme = "# a README to cache\n"
         try readme.write(toFile: workspace.root + "/README.md", atomically: true, encoding: .utf8)
-        let run = try workspace.run("run", "jobs")
+        let run = try await workspace.run("run", "jobs")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let cache = try #require(jobs["cache-readme"])
         #expect(cache["attempts"] as? Int == 2, "the first attempt is rate-limited")
         let outputs = try #require(cache["outputs"] as? [String: String])
         #expect(outputs["bytes"] == String(readme.utf8.count))
         #expect(outputs["refreshed"] == "true")
         #expect(workspace.read(".build/sample-cache/README.md") == readme)
-        #expect(try workspace.run("logs", "release-notes").stdout.contains("hello from C"))
+        #expect(try await workspace.run("logs", "release-notes").stdout.contains("hello from C"))
     }
 
     /// Every way a handler can end, and what the job makes of it.
-    @Test func handlerEndingsBecomeJobStates() throws {
+    @Test func handlerEndingsBecomeJobStates() async throws {
         let workspace = try Workspace(files: [
             "endings.yaml": """
             jobs:
@@ -86,9 +86,9 @@ import Testing
                 plugin: noop.ok
             """
         ])
-        let run = try workspace.run("run", "jobs")
+        let run = try await workspace.run("run", "jobs")
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         func job(_ id: String) -> (state: String?, reason: String?) {
             let record = jobs[id]
             return (record?["state"] as? String, record?["reason"] as? String)
@@ -104,7 +104,7 @@ import Testing
 
     /// `testkit.record`, which the crash test at scale (bench/torture.py) counts attempts with:
     /// one `JOB ATTEMPT` line per attempt, appended, relative paths from the job's directory.
-    @Test func theRecordHandlerAppendsALinePerAttempt() throws {
+    @Test func theRecordHandlerAppendsALinePerAttempt() async throws {
         let workspace = try Workspace(files: [
             "record.yaml": """
             pipelines:
@@ -121,7 +121,7 @@ import Testing
                 with: { file: attempts.txt }
             """
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "none")
+        let run = try await workspace.run("run", "jobs", "--progress", "none")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         let lines = try String(contentsOfFile: workspace.jobs + "/attempts.txt", encoding: .utf8)
         #expect(lines == "first 1\nsecond 1\n")
@@ -129,7 +129,7 @@ import Testing
 
     /// A plugin's retry(after:) and outputs against a shell job's control and outputs files: the
     /// same events, the same delays, the same outputs.
-    @Test func pluginRetryAndOutputsMatchAShellJobs() throws {
+    @Test func pluginRetryAndOutputsMatchAShellJobs() async throws {
         let workspace = try Workspace(files: [
             "parity.yaml": """
             pipelines:
@@ -149,7 +149,7 @@ import Testing
                 with: { until: 3, after: 0.15 }
             """
         ])
-        let run = try workspace.run("run", "jobs", "--events", "events.jsonl")
+        let run = try await workspace.run("run", "jobs", "--events", "events.jsonl")
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
 
         func story(of job: String) throws -> [String] {
@@ -172,7 +172,7 @@ import Testing
         #expect(shell.contains("output 3 attempt 3"), "\(shell)")
         #expect(try story(of: "plugin") == shell)
 
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let outputs = jobs.mapValues { $0["outputs"] as? [String: String] }
         #expect(outputs.values.allSatisfy { $0 == ["attempt": "3"] }, "\(outputs)")
         #expect(jobs.values.allSatisfy { $0["attempts"] as? Int == 3 })
@@ -214,10 +214,11 @@ import Testing
         return workspace
     }
 
-    @Test(arguments: ["validate", "run"]) func everyLoadProblemIsAnErrorAtItsJobsLine(command: String) throws
+    @Test(arguments: ["validate", "run"]) func everyLoadProblemIsAnErrorAtItsJobsLine(command: String)
+        async throws
     {
         let workspace = try problemWorkspace()
-        let result = try workspace.run(command, "jobs")
+        let result = try await workspace.run(command, "jobs")
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         let errors = result.stderr.split(separator: "\n").map(String.init)
         func error(at position: String) -> String? {
@@ -243,9 +244,9 @@ import Testing
         }
     }
 
-    @Test func pluginsListsWhatItFoundAndWhatItCouldNotLoad() throws {
+    @Test func pluginsListsWhatItFoundAndWhatItCouldNotLoad() async throws {
         let workspace = try problemWorkspace()
-        let result = try workspace.run("plugins", "jobs", "--all")
+        let result = try await workspace.run("plugins", "jobs", "--all")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains(workspace.root + "/plugins") })
@@ -279,7 +280,7 @@ import Testing
 
     /// A crashing plugin under `isolation: process` fails its attempt, naming the signal; the
     /// rest of the run goes on.
-    @Test func anIsolatedCrashFailsOneAttemptAndTheRunGoesOn() throws {
+    @Test func anIsolatedCrashFailsOneAttemptAndTheRunGoesOn() async throws {
         let workspace = try Workspace(files: [
             "crash.yaml": """
             jobs:
@@ -296,22 +297,22 @@ import Testing
                 run: echo "after $JOBRUNNER_OUT_FINE_MESSAGE"
             """
         ])
-        let run = try workspace.run(["run", "jobs"], environment: ["SWIFT_BACKTRACE": "enable=no"])
+        let run = try await workspace.run(["run", "jobs"], environment: ["SWIFT_BACKTRACE": "enable=no"])
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let crash = try #require(jobs["crash"])
         #expect(crash["state"] as? String == "failed")
         #expect(crash["attempts"] as? Int == 2)
         #expect(
             (crash["reason"] as? String)?.contains("the plugin's worker died: signal") == true, "\(crash)")
         #expect(jobs["after"]?["state"] as? String == "succeeded")
-        #expect(try workspace.run("logs", "after").stdout == "after ok\n")
-        #expect(try workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))
+        #expect(try await workspace.run("logs", "after").stdout == "after ok\n")
+        #expect(try await workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))
     }
 
     /// An in-process crash takes the runner down; each restart counts it, and the third one in a
     /// row fails the job (SPEC 5.9) so the rest can finish.
-    @Test func anInProcessCrashIsRecoveredByTheCrashLoopRule() throws {
+    @Test func anInProcessCrashIsRecoveredByTheCrashLoopRule() async throws {
         let workspace = try Workspace(files: [
             "crash.yaml": """
             jobs:
@@ -329,14 +330,14 @@ import Testing
         let quiet = ["SWIFT_BACKTRACE": "enable=no"]
         var runs: [Finished] = []
         for _ in 0..<4 {
-            let run = try workspace.run(["run", "jobs"], environment: quiet)
+            let run = try await workspace.run(["run", "jobs"], environment: quiet)
             runs.append(run)
             if !run.signalled { break }
         }
         #expect(runs.count == 4, "\(runs.map(\.status))")
         #expect(runs.dropLast().allSatisfy { $0.signalled }, "the runner died three times")
         #expect(runs.last?.signalled == false && runs.last?.status == 1, "\(runs.last?.stderr ?? "")")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let crash = try #require(jobs["crash"])
         #expect(crash["state"] as? String == "failed")
         #expect(crash["reason"] as? String == "crashed the runner")
@@ -359,13 +360,13 @@ import Testing
         let status = await ExitWatcher(process).wait(atMost: .seconds(120))
         if status == nil { process.terminate() }
         #expect(status == 0)
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(jobs.count == count)
         #expect(jobs.values.allSatisfy { $0["state"] as? String == "succeeded" })
     }
 
     /// An in-process call that waits for a plugin thread does not spend its timeout waiting.
-    @Test func aTimeoutCountsFromTheCallNotFromTheWaitForAThread() throws {
+    @Test func aTimeoutCountsFromTheCallNotFromTheWaitForAThread() async throws {
         let workspace = try Workspace(files: [
             "queue.yaml": """
             pipelines:
@@ -383,7 +384,7 @@ import Testing
                 timeout: 500ms
             """
         ])
-        let run = try workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_THREADS": "1"])
+        let run = try await workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_THREADS": "1"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
     }
 

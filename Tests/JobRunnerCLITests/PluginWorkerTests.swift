@@ -8,7 +8,7 @@ import Testing
 
     /// Many attempts at once on a pool of two workers: each worker runs one call at a time, and
     /// calls of different attempts share a worker, whose globals persist between calls.
-    @Test func concurrentCallsShareAFewWorkersOneCallAtATime() throws {
+    @Test func concurrentCallsShareAFewWorkersOneCallAtATime() async throws {
         let count = 12
         var text = "pipelines: { p: { maxConcurrent: 0 } }\njobs:\n"
         for index in 0..<count {
@@ -16,9 +16,9 @@ import Testing
                 "  w\(index): { pipeline: p, plugin: testkit.whoami, isolation: process, with: { seconds: 0.05 } }\n"
         }
         let workspace = try Workspace(files: ["whoami.yaml": text])
-        let run = try workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "2"])
+        let run = try await workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "2"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let outputs = (0..<count).compactMap { jobs["w\($0)"]?["outputs"] as? [String: String] }
         #expect(outputs.count == count, "\(jobs)")
         let pids = Set(outputs.compactMap { $0["pid"] })
@@ -33,7 +33,7 @@ import Testing
 
     /// A crash fails only its attempt, says which signal ended the worker, leaves the crash in
     /// that attempt's log, and the next call gets a new worker.
-    @Test func aCrashFailsOnlyItsAttemptAndTheWorkerIsReplaced() throws {
+    @Test func aCrashFailsOnlyItsAttemptAndTheWorkerIsReplaced() async throws {
         let workspace = try Workspace(files: [
             "crash.yaml": """
             jobs:
@@ -49,9 +49,9 @@ import Testing
         ])
         var environment = Self.quiet
         environment["JOBRUNNER_PLUGIN_WORKERS"] = "1"
-        let run = try workspace.run(["run", "jobs"], environment: environment)
+        let run = try await workspace.run(["run", "jobs"], environment: environment)
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let crash = try #require(jobs["crash"])
         #expect(crash["state"] as? String == "failed")
         let reason = crash["reason"] as? String ?? ""
@@ -60,14 +60,14 @@ import Testing
         #expect(again["state"] as? String == "succeeded", "\(jobs)")
         #expect(again["attempts"] as? Int == 2)
         #expect((again["outputs"] as? [String: String])?["calls"] == "1", "a new worker: \(again)")
-        #expect(try workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))
-        let againLog = try workspace.run("logs", "again", "--attempt", "1").stdout
+        #expect(try await workspace.run("logs", "crash").stdout.contains("testkit.crash was asked to crash"))
+        let againLog = try await workspace.run("logs", "again", "--attempt", "1").stdout
         #expect(againLog.contains("testkit.whoami was asked to crash"))
         #expect(!againLog.contains("testkit.crash"), "another attempt's crash stays in its own log")
     }
 
     /// `isolation: process-per-attempt` keeps the child process of its own per attempt.
-    @Test func processPerAttemptStartsAProcessForEachAttempt() throws {
+    @Test func processPerAttemptStartsAProcessForEachAttempt() async throws {
         let workspace = try Workspace(files: [
             "fresh.yaml": """
             jobs:
@@ -76,9 +76,9 @@ import Testing
               crash: { plugin: testkit.crash, isolation: process-per-attempt }
             """
         ])
-        let run = try workspace.run(["run", "jobs"], environment: Self.quiet)
+        let run = try await workspace.run(["run", "jobs"], environment: Self.quiet)
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         let a = jobs["a"]?["outputs"] as? [String: String]
         let b = jobs["b"]?["outputs"] as? [String: String]
         #expect(a?["calls"] == "1" && b?["calls"] == "1", "\(jobs)")
@@ -88,23 +88,23 @@ import Testing
 
     /// What a handler writes to standard output and error lands in its own attempt's log only,
     /// even when the attempts share a worker.
-    @Test func aCallsOutputLandsInItsOwnAttemptsLog() throws {
+    @Test func aCallsOutputLandsInItsOwnAttemptsLog() async throws {
         var text = "pipelines: { p: { maxConcurrent: 0 } }\njobs:\n"
         for index in 0..<6 {
             text += "  c\(index): { pipeline: p, plugin: testkit.chatter, isolation: process }\n"
         }
         let workspace = try Workspace(files: ["chatter.yaml": text])
-        let run = try workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "2"])
+        let run = try await workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "2"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         for index in 0..<6 {
-            let log = try workspace.run("logs", "c\(index)").stdout
+            let log = try await workspace.run("logs", "c\(index)").stdout
             let lines = Set(log.split(separator: "\n").map(String.init))
             #expect(lines == ["stdout of c\(index)", "stderr of c\(index)"], "\(log)")
         }
     }
 
     /// A call that outlives its timeout is ended with its worker; the next call gets a new one.
-    @Test func aHungCallIsEndedByItsTimeoutAndTheWorkerReplaced() throws {
+    @Test func aHungCallIsEndedByItsTimeoutAndTheWorkerReplaced() async throws {
         let workspace = try Workspace(files: [
             "hang.yaml": """
             jobs:
@@ -123,9 +123,9 @@ import Testing
                 retry: { attempts: 2, delay: 10ms }
             """
         ])
-        let run = try workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "1"])
+        let run = try await workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "1"])
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(jobs["hang"]?["state"] as? String == "failed", "\(jobs)")
         #expect(jobs["hang"]?["reason"] as? String == "timeout after 1s", "\(jobs)")
         let again = try #require(jobs["again"])
@@ -135,7 +135,7 @@ import Testing
 
     /// A worker that cannot load its plugin (here: the library was removed after the runner
     /// checked it) fails the attempt, saying why.
-    @Test func aWorkerThatCannotStartFailsTheAttemptWithTheReason() throws {
+    @Test func aWorkerThatCannotStartFailsTheAttemptWithTheReason() async throws {
         let workspace = try Workspace(files: [
             "gone.yaml": """
             plugins: { paths: [../plugins] }
@@ -154,9 +154,9 @@ import Testing
         try FileManager.default.copyItem(
             atPath: PluginTests.buildDirectory + "/libtestkit.so",
             toPath: workspace.root + "/plugins/libtestkit.so")
-        let run = try workspace.run("run", "jobs")
+        let run = try await workspace.run("run", "jobs")
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")
-        let call = try #require(try workspace.statusJobs()["call"])
+        let call = try #require(try await workspace.statusJobs()["call"])
         #expect(call["state"] as? String == "failed")
         let reason = call["reason"] as? String ?? ""
         #expect(reason.hasPrefix("the plugin's worker cannot load it: "), "\(call)")

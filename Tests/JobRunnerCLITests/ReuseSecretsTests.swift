@@ -5,7 +5,7 @@ import Testing
 /// The user reproductions of reuse (anchors, merge keys, `x-`, matrix), run-time input
 /// (`${NAME}`, `--env-file`) and secrets (SPEC 3.1), on the built binary.
 @Suite struct ReuseSecretsTests {
-    @Test func mergeKeysAndXKeysAreAccepted() throws {
+    @Test func mergeKeysAndXKeysAreAccepted() async throws {
         let workspace = try Workspace(files: [
             "ci.yaml": """
             x-common: &common
@@ -22,13 +22,13 @@ import Testing
                 needs: [build]
             """
         ])
-        let validate = try workspace.run("validate", "jobs")
+        let validate = try await workspace.run("validate", "jobs")
         #expect(validate.status == 0, "\(validate.stderr)")
         #expect(validate.stdout == "2 jobs in 1 file are valid\n")
-        #expect(try workspace.run("run", "jobs", "--progress", "none").status == 0)
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 0)
     }
 
-    @Test func aMatrixFansOutTwoHundredJobsAndACollectorNeedsThemAll() throws {
+    @Test func aMatrixFansOutTwoHundredJobsAndACollectorNeedsThemAll() async throws {
         let workspace = try Workspace(files: [
             "fan.yaml": """
             pipelines:
@@ -44,21 +44,21 @@ import Testing
                 run: echo collected
             """
         ])
-        let run = try workspace.run("run", "jobs", "--progress", "none")
+        let run = try await workspace.run("run", "jobs", "--progress", "none")
         #expect(run.status == 0, "\(run.stderr)")
-        let jobs = try workspace.statusJobs()
+        let jobs = try await workspace.statusJobs()
         #expect(jobs.count == 201)
         #expect(jobs["shard-c-17"]?["state"] as? String == "succeeded")
         #expect(jobs["collect"]?["state"] as? String == "succeeded")
-        #expect(try workspace.run("logs", "shard-c-17").stdout == "c 17 c/17\n")
+        #expect(try await workspace.run("logs", "shard-c-17").stdout == "c 17 c/17\n")
     }
 
-    @Test func anErrorInAMatrixJobPointsAtItsLine() throws {
+    @Test func anErrorInAMatrixJobPointsAtItsLine() async throws {
         let workspace = try Workspace(files: [
             "m.yaml":
                 "jobs:\n  t:\n    run: 'true'\n    matrix: { os: [debian, alpine] }\n    needs: [nope]\n"
         ])
-        let validate = try workspace.run("validate", "jobs")
+        let validate = try await workspace.run("validate", "jobs")
         #expect(validate.status == 2)
         #expect(
             validate.stderr.contains("jobs/m.yaml:5:13: error: job 't-debian' needs 'nope'"),
@@ -75,50 +75,51 @@ import Testing
               LITERAL: default
         """
 
-    @Test func theRunnersEnvironmentReachesEnvThroughExpansion() throws {
+    @Test func theRunnersEnvironmentReachesEnvThroughExpansion() async throws {
         let workspace = try Workspace(files: ["deploy.yaml": Self.deploy])
         try "TARGET=staging\nREGION=us # from the file\nLITERAL=ignored\n".write(
             toFile: workspace.root + "/prod.env", atomically: true, encoding: .utf8)
 
-        var run = try workspace.run(
+        var run = try await workspace.run(
             ["run", "jobs", "--progress", "none"], environment: ["TARGET": "prod", "LITERAL": "from-shell"])
         #expect(run.status == 0, "\(run.stderr)")
         // SPEC 3.1: a job's own env: value wins; the environment reaches it through ${NAME}.
-        #expect(try workspace.run("logs", "deploy").stdout == "target=prod region=eu literal=default\n")
+        #expect(try await workspace.run("logs", "deploy").stdout == "target=prod region=eu literal=default\n")
 
-        run = try workspace.run(
+        run = try await workspace.run(
             ["run", "jobs", "--new", "--progress", "none", "--env-file", "prod.env"], environment: [:])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(try workspace.run("logs", "deploy").stdout == "target=staging region=us literal=default\n")
+        #expect(
+            try await workspace.run("logs", "deploy").stdout == "target=staging region=us literal=default\n")
 
-        run = try workspace.run(
+        run = try await workspace.run(
             ["run", "jobs", "--new", "--progress", "none", "--env-file", "prod.env"],
             environment: ["TARGET": "prod"])
-        #expect(try workspace.run("logs", "deploy").stdout == "target=prod region=us literal=default\n")
+        #expect(try await workspace.run("logs", "deploy").stdout == "target=prod region=us literal=default\n")
     }
 
-    @Test func expansionAndEnvFileErrorsAreLocated() throws {
+    @Test func expansionAndEnvFileErrorsAreLocated() async throws {
         let workspace = try Workspace(files: [
             "deploy.yaml": "jobs:\n  deploy:\n    run: 'true'\n    env:\n      TARGET: ${TARGET}\n"
         ])
         try "GOOD=1\nnot a line\n".write(
             toFile: workspace.root + "/bad.env", atomically: true, encoding: .utf8)
-        var run = try workspace.run("run", "jobs")
+        var run = try await workspace.run("run", "jobs")
         #expect(run.status == 2)
         #expect(
             run.stderr.hasPrefix(
                 "jobs/deploy.yaml:5:15: error: env value of 'TARGET': ${TARGET} is not set in the runner's environment"
             ),
             "\(run.stderr)")
-        run = try workspace.run("run", "jobs", "--env-file", "bad.env")
+        run = try await workspace.run("run", "jobs", "--env-file", "bad.env")
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("bad.env:2:1: error: expected NAME=value"), "\(run.stderr)")
-        run = try workspace.run("validate", "jobs", "--env-file", "missing.env")
+        run = try await workspace.run("validate", "jobs", "--env-file", "missing.env")
         #expect(run.status == 2)
         #expect(run.stderr.hasPrefix("missing.env:1:1: error: cannot read this --env-file"), "\(run.stderr)")
     }
 
-    @Test func secretsAreMaskedEverywhereAndNeverStored() throws {
+    @Test func secretsAreMaskedEverywhereAndNeverStored() async throws {
         let token = "tok-5f2a9c81e7"
         let workspace = try Workspace(files: [
             "secret.yaml": """
@@ -144,23 +145,24 @@ import Testing
                 run: echo "still $JOBRUNNER_OUT_CALL_TOKEN"; echo "bad $DB_PASSWORD" >&2; exit 3
             """
         ])
-        let run = try workspace.run(
+        let run = try await workspace.run(
             ["run", "jobs", "--progress", "plain", "--events", "events.jsonl"],
             environment: ["DB_PASSWORD": "pw-0x1d3a"])
         #expect(run.status == 1)
         for (name, text) in [
             ("progress", run.stdout + run.stderr), ("events", workspace.read("events.jsonl")),
-            ("status", try workspace.run("status", "--json").stdout),
-            ("status", try workspace.run("status").stdout),
-            ("log of call", try workspace.run("logs", "call").stdout),
-            ("log of fail", try workspace.run("logs", "fail").stdout),
+            ("status", try await workspace.run("status", "--json").stdout),
+            ("status", try await workspace.run("status").stdout),
+            ("log of call", try await workspace.run("logs", "call").stdout),
+            ("log of fail", try await workspace.run("logs", "fail").stdout),
         ] {
             #expect(!text.contains(token) && !text.contains("pw-0x1d3a"), "\(name): \(text)")
         }
-        #expect(try workspace.run("logs", "call").stdout == "calling with ***\n***\ndb=***\n")
-        #expect(try workspace.run("logs", "fail").stdout == "still ***\nbad ***\n")
-        #expect((try workspace.statusJobs()["call"]?["outputs"] as? [String: String]) == ["token": "***"])
-        let gated = try #require(try workspace.statusJobs()["gated"]?["reason"] as? String)
+        #expect(try await workspace.run("logs", "call").stdout == "calling with ***\n***\ndb=***\n")
+        #expect(try await workspace.run("logs", "fail").stdout == "still ***\nbad ***\n")
+        #expect(
+            (try await workspace.statusJobs()["call"]?["outputs"] as? [String: String]) == ["token": "***"])
+        let gated = try #require(try await workspace.statusJobs()["gated"]?["reason"] as? String)
         #expect(gated.contains("cannot log in with ***"), "\(gated)")
 
         // Nothing in the state directory holds the values, and only its owner can read it.
@@ -185,7 +187,7 @@ import Testing
 
     /// A plugin writes its own log and returns outputs: both are masked, in-process and isolated.
     @Test(arguments: ["inprocess", "process"])
-    func aPluginsLogAndOutputsAreMasked(isolation: String) throws {
+    func aPluginsLogAndOutputsAreMasked(isolation: String) async throws {
         let workspace = try Workspace(files: [
             "plugin.yaml": """
             secrets: [API_TOKEN]
@@ -196,14 +198,15 @@ import Testing
                 with: { message: "token ${API_TOKEN}" }
             """
         ])
-        let run = try workspace.run(
+        let run = try await workspace.run(
             ["run", "jobs", "--progress", "plain"], environment: ["API_TOKEN": "tok-77aa11"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let log = try workspace.run("logs", "echo").stdout
+        let log = try await workspace.run("logs", "echo").stdout
         #expect(log.contains("echo token *** from echo attempt 1"), "\(log)")
         #expect(!log.contains("tok-77aa11"))
         #expect(
-            (try workspace.statusJobs()["echo"]?["outputs"] as? [String: String])?["message"] == "token ***")
+            (try await workspace.statusJobs()["echo"]?["outputs"] as? [String: String])?["message"]
+                == "token ***")
     }
 
     /// `serve --env-file` gives its jobs the file's variables, and a reload that adds `secrets:`
@@ -231,11 +234,17 @@ import Testing
         kill(serve.processIdentifier, SIGTERM)
         #expect(await exit.wait(atMost: .seconds(60)) == 0)
 
-        let runs = try workspace.run("runs", "--json").stdout.split(separator: "\n").compactMap {
+        // Every occurrence, not the newest 20 `runs` shows by default: on a busy machine the
+        // test may take 20 seconds between the reload and the stop, and the occurrences from
+        // before the reload would no longer be listed.
+        let runs = try await workspace.run("runs", "--json", "--limit", "10000").stdout.split(
+            separator: "\n"
+        ).compactMap {
             try? statusJSON(String($0))
         }
-        let logs = try runs.compactMap { $0["id"] as? String }.map {
-            try workspace.run("logs", "tick", "--run", $0).stdout
+        var logs: [String] = []
+        for id in runs.compactMap({ $0["id"] as? String }) {
+            logs.append(try await workspace.run("logs", "tick", "--run", id).stdout)
         }
         #expect(logs.contains("token=tok-serve-4242\n"), "before the reload: \(logs)")
         // The newest occurrence with output ran after the reload (a newer one may have been
@@ -245,7 +254,7 @@ import Testing
 
     /// A 422-byte "billion laughs" file: refused at once with a located error, in little memory.
     @Test(arguments: [false, true])
-    func aBillionLaughsFailsFastWithSmallMemory(insideWith: Bool) throws {
+    func aBillionLaughsFailsFastWithSmallMemory(insideWith: Bool) async throws {
         let level = (1...8).map { index -> String in
             let name = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(index)))
             let previous = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(index - 1)))
@@ -260,7 +269,7 @@ import Testing
             : ([first] + level).map { $0 + "\n" }.joined()
         let workspace = try Workspace(files: ["bomb.yaml": text])
         // Virtual memory capped at 2 GiB: before the cap on aliases, this file took 5.9 GB.
-        let run = try workspace.runWithMemoryLimit(kibibytes: 2 << 20, ["validate", "jobs"])
+        let run = try await workspace.runWithMemoryLimit(kibibytes: 2 << 20, ["validate", "jobs"])
         #expect(run.status == 2, "\(run.stderr)")
         #expect(
             run.stderr.contains("YAML aliases here make this file stand for more than 100000 values"),
@@ -274,7 +283,7 @@ import Testing
 extension Workspace {
     /// Runs `jobrunner` with its virtual memory capped (`ulimit -v`), so runaway growth ends the
     /// process instead of the machine's memory.
-    func runWithMemoryLimit(kibibytes: Int, _ arguments: [String]) throws -> Finished {
+    func runWithMemoryLimit(kibibytes: Int, _ arguments: [String]) async throws -> Finished {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "ulimit -v \(kibibytes); exec \"$0\" \"$@\"", jobrunnerBinary] + arguments
@@ -284,11 +293,6 @@ extension Workspace {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        let stdout = out.fileHandleForReading.readAllBytes()
-        let stderr = err.fileHandleForReading.readAllBytes()
-        process.waitUntilExit()
-        return Finished(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        return await finished(process, stdout: out, stderr: err)
     }
 }

@@ -47,7 +47,7 @@ import Testing
         #expect(await watcher.wait(atMost: .seconds(60)) == 0)
         #expect(kills >= 4, "serve was killed \(kills) times")
 
-        let runs = try workspace.run("runs", "--json", "--limit", "10000").stdout.split(separator: "\n")
+        let runs = try await workspace.run("runs", "--json", "--limit", "10000").stdout.split(separator: "\n")
             .compactMap { try? statusJSON(String($0)) }
             .filter { $0["occurrenceOf"] as? String == "tick" }
         let formatter = ISO8601DateFormatter()

@@ -45,7 +45,7 @@ import Testing
         kill(serve.processIdentifier, SIGTERM)
         #expect(await exit.wait(atMost: .seconds(60)) == 0, "a clean stop exits 0")
 
-        let runs = try workspace.run("runs", "--json", "--limit", "1000").stdout.split(separator: "\n")
+        let runs = try await workspace.run("runs", "--json", "--limit", "1000").stdout.split(separator: "\n")
         let scheduled = runs.compactMap { line -> String? in
             guard let object = try? statusJSON(String(line)), object["occurrenceOf"] as? String == "tick"
             else {
@@ -65,10 +65,10 @@ import Testing
         let lines = LineReader(out)
         let exit = ExitWatcher(serve)
         #expect(await lines.waitFor("succeeded   tick"))
-        let second = try workspace.run("run", "jobs")
+        let second = try await workspace.run("run", "jobs")
         #expect(second.status == 3)
         #expect(second.stderr.contains("pid \(serve.processIdentifier)"), "\(second.stderr)")
-        let status = try workspace.run("status")
+        let status = try await workspace.run("status")
         #expect(status.status == 0)
         #expect(status.stdout.contains("tick: last succeeded"), "\(status.stdout)")
         kill(serve.processIdentifier, SIGINT)

@@ -96,7 +96,7 @@ import Testing
     @Test func statusJSONIsByteForByteAsDocumented() async throws {
         let workspace = try Workspace(files: [:])
         try await Self.writeState(workspace.state)
-        let status = try workspace.run("status", "--json")
+        let status = try await workspace.run("status", "--json")
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout == Self.expected, "\(status.stdout)")
         // And it is JSON, one job per line.

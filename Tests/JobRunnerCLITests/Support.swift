@@ -62,28 +62,22 @@ struct Workspace: ~Copyable {
     }
 
     /// Runs `jobrunner` to completion.
-    func run(_ arguments: String...) throws -> Finished {
-        try run(arguments, environment: [:])
+    func run(_ arguments: String...) async throws -> Finished {
+        try await run(arguments, environment: [:])
     }
 
     /// Runs `jobrunner` to completion with these environment variables added.
-    func run(_ arguments: [String], environment: [String: String]) throws -> Finished {
+    func run(_ arguments: [String], environment: [String: String]) async throws -> Finished {
         let out = Pipe()
         let err = Pipe()
         let process = try start(arguments, environment: environment, stdout: out, stderr: err)
-        // Read both pipes fully before waiting, so a chatty child never blocks on a full pipe.
-        let stdout = out.fileHandleForReading.readAllBytes()
-        let stderr = err.fileHandleForReading.readAllBytes()
-        process.waitUntilExit()
-        return Finished(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self),
-            signalled: process.terminationReason == .uncaughtSignal)
+        return await finished(process, stdout: out, stderr: err)
     }
 
     /// The jobs of `status --json`, by id.
-    func statusJobs() throws -> [String: [String: Any]] {
-        let jobs = try #require(try statusJSON(run("status", "--json").stdout)["jobs"] as? [[String: Any]])
+    func statusJobs() async throws -> [String: [String: Any]] {
+        let text = try await run("status", "--json").stdout
+        let jobs = try #require(try statusJSON(text)["jobs"] as? [[String: Any]])
         return Dictionary(jobs.map { ($0["id"] as? String ?? "", $0) }) { first, _ in first }
     }
 
@@ -255,6 +249,30 @@ final class LineReader: @unchecked Sendable {
     }
 
     var all: [String] { lock.withLock { lines } }
+}
+
+/// Runs `body`, which blocks on a child process or a pipe, on a thread of its own and awaits it
+/// there. Swift Testing runs the tests of a process side by side on the cooperative pool, which
+/// has one thread per core (two on a small machine): a test blocked on that pool for as long as
+/// a `jobrunner` runs starves every other test's awaits, timers and continuations meanwhile.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// What `process` left once it ended, both pipes read to their end first (so a chatty child
+/// never blocks on a full pipe), all of it on a thread of its own (``onOwnThread(_:)``).
+func finished(_ process: Process, stdout: Pipe, stderr: Pipe? = nil) async -> Finished {
+    await onOwnThread {
+        let out = stdout.fileHandleForReading.readAllBytes()
+        let err = stderr?.fileHandleForReading.readAllBytes() ?? Data()
+        process.waitUntilExit()
+        return Finished(
+            status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: err, as: UTF8.self),
+            signalled: process.terminationReason == .uncaughtSignal)
+    }
 }
 
 /// Waits for a process without blocking the caller's thread.

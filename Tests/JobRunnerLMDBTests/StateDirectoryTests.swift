@@ -8,7 +8,7 @@ import Testing
 @Suite struct StateDirectoryTests {
     /// Many runners started at once: every one that loses must name the winner's pid, also when
     /// it loses before the winner has written it (issue 11: 16 of 40 losers did not).
-    @Test func everyLosingRacerNamesTheHolder() throws {
+    @Test func everyLosingRacerNamesTheHolder() async throws {
         for _ in 0..<10 {
             let root = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: root) }
@@ -31,7 +31,10 @@ import Testing
                 }
             }
             for _ in 0..<racers { start.signal() }
-            done.wait()
+            // Awaited, not waited for: a test blocked on the cooperative pool holds up the others.
+            await withCheckedContinuation { continuation in
+                done.notify(queue: .global()) { continuation.resume() }
+            }
             let (winners, losers) = results.taken()
             // Each racer holds the lock until the end (flocks of one process's separate opens
             // exclude each other as those of separate processes do): one winner.

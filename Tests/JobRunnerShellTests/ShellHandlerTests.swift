@@ -269,8 +269,8 @@ let testSlots = ChildSlots(capacity: 64)
 }
 
 /// Each attempt here must still run when the test ends it: its `sleep 600` outlasts the minute
-/// and more for which the suite's other tests (blocking in `Workspace.run`) can keep this
-/// process's tasks waiting, while a child starts at once and its sleep runs meanwhile.
+/// and more for which the suite's other tests (hundreds at once on a pool of one thread per
+/// core) can keep this process's tasks waiting, while a child starts at once and its sleep runs meanwhile.
 @Suite struct OrphanTests {
     @Test func startTimeIdentifiesAProcess() throws {
         let groups = ProcessGroups()

@@ -34,7 +34,7 @@ import Testing
     }
 
     /// Runs the real validator (the Python package jsonschema, which `make test` installs).
-    @Test func everyJobFileOfTheRepositoryValidates() throws {
+    @Test func everyJobFileOfTheRepositoryValidates() async throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
@@ -44,8 +44,15 @@ import Testing
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        // Read and awaited on a thread of its own: the tests share the cooperative pool (one
+        // thread per core), and a test blocked on it would hold up the others' awaits.
+        let output = await withCheckedContinuation { continuation in
+            Thread {
+                let bytes = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }.start()
+        }
         #expect(
             process.terminationStatus == 0,
             "\(output)\n(the check needs the Python packages jsonschema and PyYAML: `make test` installs them)"

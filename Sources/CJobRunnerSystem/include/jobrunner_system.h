@@ -26,6 +26,12 @@ int jobrunner_spawn(const char *path, char *const argv[], char *const envp[], co
 /// has not ended, or -1 with errno set.
 int jobrunner_reap(int pidfd, int *exited, int *value);
 
+/// Whether waitid takes a process descriptor (P_PIDFD, Linux 5.4; pidfd_open came in 5.3):
+/// asks waitid(P_PIDFD, `pidfd`, WEXITED | WNOHANG | WNOWAIT), which changes nothing, and
+/// returns 0 when it answered, else its error number. For this process's own descriptor a
+/// kernel that knows P_PIDFD answers ECHILD (not a child); one that does not answers EINVAL.
+int jobrunner_pidfd_wait_probe(int pidfd);
+
 /// A process descriptor for `pid` (close-on-exec), or -1 with errno set.
 int jobrunner_pidfd_open(pid_t pid);
 
@@ -44,8 +50,9 @@ int jobrunner_epoll_add(int epoll, int fd);
 /// Stops watching `fd`: 0, or -1 with errno set.
 int jobrunner_epoll_remove(int epoll, int fd);
 
-/// Waits without a time limit for watched descriptors to be ready and puts up to `capacity` of
-/// them in `fds`: their count, or -1 with errno set (EINTR included).
-int jobrunner_epoll_wait(int epoll, int *fds, int capacity);
+/// Waits up to `timeout` milliseconds (-1: without a limit) for watched descriptors to be ready
+/// and puts up to `capacity` of them in `fds`: their count (0 when the time ran out), or -1
+/// with errno set (EINTR included).
+int jobrunner_epoll_wait(int epoll, int *fds, int capacity, int timeout);
 
 #endif
