@@ -262,7 +262,7 @@ import Testing
 
     /// A job file with a problem of its own (an unknown key) still gives `plugins` its
     /// plugins.paths, as the reference says.
-    @Test func pluginsSearchesThePathsOfAJobFileWithAProblem() throws {
+    @Test func pluginsSearchesThePathsOfAJobFileWithAProblem() async throws {
         let workspace = try Workspace(files: [
             "broken.yaml": """
             plugins:
@@ -273,7 +273,7 @@ import Testing
                 bogus: 1
             """
         ])
-        let result = try workspace.run("plugins", "jobs")
+        let result = try await workspace.run("plugins", "jobs")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains(workspace.root + "/jobs/mine"), "\(result.stdout)")
     }

@@ -27,7 +27,7 @@ import Testing
         #expect(stopped == 143, "exit status \(stopped); events: \(reader.all.joined(separator: "\n"))")
 
         try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
-        let resumed = try workspace.run("run", "jobs", "--progress", "plain")
+        let resumed = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         let lines = resumed.stdout.split(separator: "\n")
         let first = try #require(lines.first)
@@ -35,7 +35,7 @@ import Testing
         #expect(first.hasSuffix(": 1 of 2 jobs final already"), "first line: \(first)")
         #expect(lines.dropFirst().contains { $0.contains("started     slow (attempt 2)") })
 
-        let fresh = try workspace.run("run", "jobs", "--new", "--progress", "plain")
+        let fresh = try await workspace.run("run", "jobs", "--new", "--progress", "plain")
         #expect(fresh.status == 0)
         #expect(!fresh.stdout.contains("resuming"), "a new run does not say it resumes")
     }

@@ -4,7 +4,7 @@ import Testing
 @Suite struct StateOptionTests {
     /// SPEC 4 lists `--state DIR` among the common options: the commands that read no state
     /// accept it too (a script passes it everywhere), and create nothing there.
-    @Test func commandsThatReadNoStateAcceptStateAndCreateNothing() throws {
+    @Test func commandsThatReadNoStateAcceptStateAndCreateNothing() async throws {
         let workspace = try Workspace(files: [
             "jobs.yaml": """
             jobs:
@@ -19,7 +19,7 @@ import Testing
         for arguments in [
             ["validate", "jobs"], ["graph", "jobs"], ["next", "jobs"], ["plugins", "jobs"], ["version"],
         ] {
-            let result = try workspace.run(arguments + ["--state", unused], environment: [:])
+            let result = try await workspace.run(arguments + ["--state", unused], environment: [:])
             #expect(result.status == 0, "\(arguments[0]): \(result.stderr)")
             #expect(!result.stderr.contains("Unknown option"), "\(arguments[0]): \(result.stderr)")
         }
