@@ -16,6 +16,8 @@ struct TimetableDriver {
     var timetable: Timetable
     var now = Date(timeIntervalSince1970: 1_800_000_000)
     var last = Timetable.Decision()
+    /// The schedule records as a store holds them: each decision's, in order.
+    var stored: [String: ScheduleRecord] = [:]
 
     init(_ jobs: [Timetable.Job], records: [String: ScheduleRecord] = [:]) {
         timetable = Timetable(jobs: jobs, records: records)
@@ -24,10 +26,24 @@ struct TimetableDriver {
     mutating func tick(at offset: TimeInterval) {
         now = Date(timeIntervalSince1970: 1_800_000_000 + offset)
         last = timetable.tick(now: now)
+        store(last)
+    }
+
+    private mutating func store(_ decision: Timetable.Decision) {
+        for record in decision.records { stored[record.jobID] = record }
     }
 
     mutating func end(_ jobID: String, scheduledAt offset: TimeInterval) {
         last = timetable.ended(Occurrence(jobID: jobID, scheduledAt: date(offset)))
+        store(last)
+    }
+
+    /// The runner dies: a new timetable starts from what was stored, at the same date.
+    func restarted(_ jobs: [Timetable.Job]) -> TimetableDriver {
+        var driver = TimetableDriver(jobs, records: stored)
+        driver.now = now
+        driver.stored = stored
+        return driver
     }
 
     func date(_ offset: TimeInterval) -> Date { Date(timeIntervalSince1970: 1_800_000_000 + offset) }

@@ -24,32 +24,6 @@ public struct Occurrence: Sendable, Hashable, Comparable {
     }
 }
 
-/// Where a periodic job stands across runs, as stored: what the next start of a runner needs to
-/// neither lose nor repeat an occurrence.
-public struct ScheduleRecord: Sendable, Hashable, Codable {
-    public var jobID: String
-    /// When the job was first seen: its first occurrence's date, and `every:`'s origin.
-    public var anchor: Date
-    /// The scheduled date of the last occurrence decided (started, queued, skipped or missed):
-    /// the next one is the first fire date after it.
-    public var lastScheduled: Date?
-    /// The schedule these dates were computed for; another one recomputes the next date.
-    public var schedule: String
-    /// How the job's latest finished occurrence ended, and its run: a periodic job that needs
-    /// this one goes on only after a success (SPEC 5.8).
-    public var lastResult: RunState?
-    public var lastRunID: String?
-    /// The next scheduled date as computed when this record was written, for `status`.
-    public var nextDue: Date?
-
-    public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
-        self.jobID = jobID
-        self.anchor = anchor
-        self.lastScheduled = lastScheduled
-        self.schedule = schedule
-    }
-}
-
 /// Decides when each periodic job's occurrences start (SPEC 5.8): due dates, catch-up after
 /// downtime, overlap with a running occurrence. Pure like the ``Scheduler``: it is told the time
 /// and what ended, and answers with what to start, what to record and when to look again.
@@ -108,6 +82,13 @@ public struct Timetable {
     private var queued: [String: Occurrence] = [:]
     /// Missed occurrences that `catchUp: all` runs one after another, oldest first.
     private var backlog: [String: [Occurrence]] = [:]
+    /// Running occurrences that the runner holds until their needs are final: they have no run
+    /// yet, so their records list them as waiting.
+    private var held: [String: Occurrence] = [:]
+    /// Jobs whose waiting occurrences the next tick looks at: those a dead or stopped runner
+    /// left (they start unless an occurrence of theirs runs), and removed jobs (their records
+    /// drop them).
+    private var unsettled = Set<String>()
 
     /// - Parameter records: the stored schedule records, by job id.
     /// Each job's next date, and the same dates in a heap, earliest first: a tick looks only at
@@ -126,6 +107,14 @@ public struct Timetable {
         self.records = records
         for job in jobs { self.jobs[job.id] = job }
         for id in self.jobs.keys { reschedule(id) }
+        // What the last runner decided to run and did not start yet waits as it did then.
+        for (id, record) in records where self.jobs[id] != nil && !record.waiting.isEmpty {
+            if !record.backlog.isEmpty {
+                backlog[id] = record.backlog.map { Occurrence(jobID: id, scheduledAt: $0) }
+            }
+            queued[id] = record.queued.map { Occurrence(jobID: id, scheduledAt: $0) }
+            unsettled.insert(id)
+        }
     }
 
     /// When the timetable must be asked again: the earliest next date of a job (perhaps a little
@@ -155,6 +144,12 @@ public struct Timetable {
     /// at their dates, caught up after downtime as `catchUp` says.
     public mutating func tick(now: Date) -> Decision {
         var decision = Decision()
+        for id in unsettled.sorted() {
+            // Left waiting by the last runner: the first starts unless one of the job's runs.
+            if jobs[id] != nil, running[id] == nil, let next = takeNext(id) { decision.starts.append(next) }
+            if let record = settled(id) { decision.records.append(record) }
+        }
+        unsettled = []
         var dueIDs = Set<String>()
         while let entry = due.min, entry.date <= now {
             due.removeMin()
@@ -170,8 +165,9 @@ public struct Timetable {
                 record.nextDue = job.schedule.nextFireDate(
                     after: record.lastScheduled ?? now, anchor: record.anchor)
                 records[id] = record
-                decision.records.append(record)
                 arrive(Occurrence(jobID: id, scheduledAt: now), job: job, into: &decision)
+                _ = settled(id)
+                decision.records.append(records[id] ?? record)
                 continue
             }
             if record.schedule != job.scheduleText {
@@ -191,7 +187,6 @@ public struct Timetable {
             record.nextDue = job.schedule.nextFireDate(
                 after: record.lastScheduled ?? now, anchor: record.anchor)
             records[id] = record
-            decision.records.append(record)
             // On time: found due soon after its date. Late: missed while no runner was there.
             let onTime = due.filter { now.timeIntervalSince($0) <= Self.lateness }
             let chosen: [Date]
@@ -211,6 +206,9 @@ public struct Timetable {
                 arriving = Array(arriving.prefix(1))
             }
             for occurrence in arriving { arrive(occurrence, job: job, into: &decision) }
+            // Stored with the dates it passed: those that do not start now wait in it.
+            _ = settled(id)
+            decision.records.append(records[id] ?? record)
         }
         decision.starts.sort()
         return decision
@@ -242,18 +240,60 @@ public struct Timetable {
     /// An occurrence ended; the one queued behind it starts.
     public mutating func ended(_ occurrence: Occurrence) -> Decision {
         var decision = Decision()
-        guard running[occurrence.jobID] == occurrence else { return decision }
-        running[occurrence.jobID] = nil
-        if var waiting = backlog[occurrence.jobID], !waiting.isEmpty {
-            let next = waiting.removeFirst()
-            backlog[occurrence.jobID] = waiting.isEmpty ? nil : waiting
-            running[occurrence.jobID] = next
-            decision.starts.append(next)
-        } else if let next = queued.removeValue(forKey: occurrence.jobID) {
-            running[occurrence.jobID] = next
-            decision.starts.append(next)
-        }
+        let id = occurrence.jobID
+        guard running[id] == occurrence else { return decision }
+        running[id] = nil
+        if held[id] == occurrence { held[id] = nil }
+        if let next = takeNext(id) { decision.starts.append(next) }
+        // The one started leaves the waiting list in the commit that starts it.
+        if let record = settled(id) { decision.records.append(record) }
         return decision
+    }
+
+    /// The runner holds a started occurrence until its needs are final. Until it has a run,
+    /// its record lists it as waiting, first in line. Returns the record to store if it changed.
+    public mutating func hold(_ occurrence: Occurrence) -> ScheduleRecord? {
+        guard running[occurrence.jobID] == occurrence else { return nil }
+        held[occurrence.jobID] = occurrence
+        return settled(occurrence.jobID)
+    }
+
+    /// A held occurrence got its run (or was recorded blocked); returns the record to store with
+    /// it, if it changed.
+    public mutating func release(_ occurrence: Occurrence) -> ScheduleRecord? {
+        guard held[occurrence.jobID] == occurrence else { return nil }
+        held[occurrence.jobID] = nil
+        return settled(occurrence.jobID)
+    }
+
+    /// Makes the next waiting occurrence of a job (the backlog first, then the queued one) the
+    /// running one.
+    private mutating func takeNext(_ id: String) -> Occurrence? {
+        let next: Occurrence
+        if var waiting = backlog[id], !waiting.isEmpty {
+            next = waiting.removeFirst()
+            backlog[id] = waiting.isEmpty ? nil : waiting
+        } else if let first = queued.removeValue(forKey: id) {
+            next = first
+        } else {
+            return nil
+        }
+        running[id] = next
+        return next
+    }
+
+    /// Writes what waits of a job (held, backlog, queued) into its record; returns the record
+    /// when that changed it.
+    private mutating func settled(_ id: String) -> ScheduleRecord? {
+        guard var record = records[id] else { return nil }
+        let waiting = (held[id].map { [$0] } ?? []) + (backlog[id] ?? [])
+        let dates = waiting.map(\.scheduledAt)
+        let queuedDate = queued[id]?.scheduledAt
+        guard record.backlog != dates || record.queued != queuedDate else { return nil }
+        record.backlog = dates
+        record.queued = queuedDate
+        records[id] = record
+        return record
     }
 
     /// Takes reloaded definitions: new jobs are scheduled at the next tick, removed ones are
@@ -265,6 +305,8 @@ public struct Timetable {
         for id in self.jobs.keys where table[id] == nil {
             queued[id] = nil
             backlog[id] = nil
+            held[id] = nil
+            unsettled.insert(id)
         }
         self.jobs = table
         for id in nextDates.keys where table[id] == nil { nextDates[id] = nil }

@@ -332,20 +332,23 @@ extension Runner {
                 if timetable.contains(need) {
                     // An occurrence of the needed job under way, or none finished yet: wait for it.
                     let last = timetable.record(need)?.lastResult
-                    if timetable.isRunning(need) || last == nil {
-                        waiting.append(occurrence)
-                        return Decision()
-                    }
+                    if timetable.isRunning(need) || last == nil { return hold(occurrence) }
                     if last != .succeeded { return blocked(occurrence, by: need, now: now) }
                 } else if let record = main.record(need) {
-                    if !record.state.isFinal {
-                        waiting.append(occurrence)
-                        return Decision()
-                    }
+                    if !record.state.isFinal { return hold(occurrence) }
                     if !record.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
                 }
             }
             return materialize(occurrence, now: now)
+        }
+
+        /// Holds an occurrence until its needs are final; its schedule record lists it as
+        /// waiting until then, so a crash does not lose it.
+        private func hold(_ occurrence: Occurrence) -> Decision {
+            waiting.append(occurrence)
+            var decision = Decision()
+            if let record = timetable.hold(occurrence) { decision.changes.append(.putSchedule(record)) }
+            return decision
         }
 
         /// An occurrence's run, started (or, when the runner stops, left for the next one).
@@ -356,6 +359,8 @@ extension Runner {
                 plan: occurrencePlan(definition), runID: runID, runnerPID: runner.options.runnerPID,
                 suspended: main.suspensions, options: runner.schedulerOptions, random: SystemRandomSource(),
                 inputs: online ? [] : [.connectivity(online: false)], occurrence: occurrence, now: now)
+            // No longer waiting, in the commit that stores its run.
+            if let record = timetable.release(occurrence) { decision.changes.append(.putSchedule(record)) }
             if stopSignal != nil { decision.append(scheduler.handle(.stop, now: now)) }
             track(runID, occurrence, scheduler)
             return decision

@@ -1,0 +1,45 @@
+import Foundation
+import JobRunnerCore
+import Testing
+
+/// What a schedule record lists as waiting: occurrences decided to run that have no run yet.
+@Suite struct TimetableWaitingTests {
+    func afterDowntime() -> TimetableDriver {
+        TimetableRestartTests().afterDowntime()
+    }
+
+    @Test func whatWaitsStartsAtOnceWhenNothingOfItsJobIsLeftRunning() {
+        var first = afterDowntime()
+        let held = Occurrence(jobID: "refresh", scheduledAt: first.date(300))
+        // The runner holds 300 for its needs: no run yet, so it stays listed as waiting.
+        if let record = first.timetable.hold(held) { first.stored["refresh"] = record }
+        #expect(first.stored["refresh"]?.backlog == [first.date(300), first.date(600), first.date(900)])
+        var second = first.restarted(TimetableRestartTests.catchingUp)
+        second.tick(at: 1001)
+        #expect(second.started == [300])
+        #expect(second.stored["refresh"]?.backlog == [second.date(600), second.date(900)])
+    }
+
+    @Test func aHeldOccurrenceLeavesTheWaitingListWithItsRun() {
+        var driver = afterDowntime()
+        let held = Occurrence(jobID: "refresh", scheduledAt: driver.date(300))
+        _ = driver.timetable.hold(held)
+        let record = driver.timetable.release(held)
+        #expect(record?.backlog == [driver.date(600), driver.date(900)])
+        #expect(driver.timetable.release(held) == nil, "released once")
+    }
+
+    @Test func aRemovedJobsWaitingOccurrencesAreDropped() {
+        var driver = afterDowntime()
+        driver.timetable.reload([])
+        driver.tick(at: 1001)
+        #expect(driver.stored["refresh"]?.backlog == [])
+    }
+
+    @Test func aRecordStoredBeforeWaitingDatesExistedStillReads() throws {
+        let old = #"{"jobID":"j","anchor":0,"lastScheduled":60,"schedule":"every 60.0s"}"#
+        let record = try JSONDecoder().decode(ScheduleRecord.self, from: Data(old.utf8))
+        #expect(record.backlog.isEmpty && record.queued == nil)
+        #expect(record.lastScheduled == Date(timeIntervalSinceReferenceDate: 60))
+    }
+}
