@@ -6,18 +6,21 @@ import Testing
 /// clean stop leaves the jobs waiting on it without using an attempt, and a runner that starts
 /// after one was killed ends the `satisfy` the dead one left before it starts its own.
 @Suite(.serialized) struct SatisfyEndingTests {
-    /// Returns once the file at `path` holds `text` `times` times; false after `limit`. The
-    /// commands under test write it: nothing can be awaited.
-    func waitFor(_ text: String, times: Int = 1, in path: String, limit: Duration = .seconds(60)) async
-        -> Bool
-    {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            let content = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            if content.components(separatedBy: text).count - 1 >= times { return true }
-            try? await Task.sleep(for: .milliseconds(20))
+    /// Returns once the file at `path` holds `text`; false after `limit`. The commands under
+    /// test write it: nothing can be awaited. The looks run on a thread of their own: under a
+    /// full test run the concurrency pool may not come back to a sleeping task for a minute.
+    func waitFor(_ text: String, in path: String, limit: TimeInterval = 120) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let deadline = Date().addingTimeInterval(limit)
+                var found = false
+                while !found && Date() < deadline {
+                    found = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(text)
+                    if !found { usleep(20_000) }
+                }
+                continuation.resume(returning: found)
+            }.start()
         }
-        return false
     }
 
     @Test func aStopDuringSatisfyLeavesTheJobWaitingAndTheRunResumable() async throws {
