@@ -15,6 +15,23 @@ extension ChildProcess {
             program: .path("/bin/sh"), arguments: ["-c", command], workingDirectory: directory,
             output: .keep(lastBytes: shortCommandOutput), timeout: limit, clock: clock)
     }
+
+    /// A short command whose shell first writes `PID -` (a ``SatisfyProcess`` without a start
+    /// time) to the file at `record`, then becomes the command's shell (`exec`: same pid, same
+    /// group): the record exists before the command does anything, however long the runner
+    /// takes to learn the pid. A record that cannot be written does not stop the command.
+    static func shortCommand(
+        _ command: String, in directory: String?, limit: Duration, clock: any RunnerClock,
+        recordingPIDIn record: String
+    ) -> ChildProcess {
+        ChildProcess(
+            program: .path("/bin/sh"),
+            arguments: [
+                "-c", #"{ echo "$$ -" > "$0"; } 2>/dev/null; exec /bin/sh -c "$1""#, record, command,
+            ],
+            workingDirectory: directory, output: .keep(lastBytes: shortCommandOutput), timeout: limit,
+            clock: clock)
+    }
 }
 
 extension ChildProcess.Outcome {

@@ -126,6 +126,18 @@ public struct ProcessGroups: OrphanTerminator {
         Self.reapOrphans()
     }
 
+    /// Ends the process group a `satisfy` leads, unless its pid now belongs to a process started
+    /// at another time. Processes that left the group are not looked for: a `satisfy` may start
+    /// a daemon meant to outlive it.
+    public func terminate(_ satisfy: SatisfyProcess) async {
+        let current = startTime(of: satisfy.pid)
+        // A leader gone with its group alive still names the group: no other process may take
+        // its pid while the group exists.
+        guard satisfy.startTime == nil || current == nil || current == satisfy.startTime else { return }
+        await Self.terminate(group: satisfy.pid, killGrace: killGrace, clock: clock)
+        Self.reapOrphans()
+    }
+
     static func processIDs() -> [Int32] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
     }

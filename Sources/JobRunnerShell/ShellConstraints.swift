@@ -22,12 +22,27 @@ public struct ShellConstraints: ConstraintRunner {
         Self.judge(await run(constraint.satisfy, of: constraint), of: constraint)
     }
 
-    /// Runs `satisfy` and writes its output (the last 64 KiB of it) to `logPath`.
-    public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
-        let outcome = await run(constraint.satisfy, of: constraint)
-        let directory = (logPath as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    /// Runs `satisfy` and writes its output (the last 64 KiB of it) to `logPath`; its pid and
+    /// start time are in the file at `processPath` from its spawn until it has ended.
+    public func satisfy(_ constraint: ConstraintDefinition, logPath: String, processPath: String) async
+        -> SatisfyOutcome
+    {
+        for directory in Set([logPath, processPath].map { ($0 as NSString).deletingLastPathComponent }) {
+            try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let outcome = await ChildProcess.shortCommand(
+            constraint.satisfy, in: constraint.workingDirectory, limit: constraint.timeout, clock: clock,
+            recordingPIDIn: processPath
+        ).run { pid in
+            // The shell recorded its pid; the start time tells a reused pid apart. Unrecorded, the
+            // start time is unknown; the outcome does not depend on it.
+            let process = SatisfyProcess(pid: pid, startTime: ProcessGroups().startTime(of: pid))
+            _ = FileManager.default.createFile(
+                atPath: processPath, contents: Data(process.recorded.utf8),
+                attributes: [.posixPermissions: 0o600])
+        }
+        try? FileManager.default.removeItem(atPath: processPath)
         // A log that cannot be written loses only this copy of the output; the outcome stands.
         _ = FileManager.default.createFile(
             atPath: logPath, contents: Data(outcome.output), attributes: [.posixPermissions: 0o600])

@@ -8,8 +8,11 @@ import Testing
 /// Records which orphans the runner asked to end.
 final class RecordingTerminator: OrphanTerminator {
     private let ended = Mutex<[Orphan]>([])
+    private let endedSatisfies = Mutex<[SatisfyProcess]>([])
     var orphans: [Orphan] { ended.withLock { $0 } }
+    var satisfies: [SatisfyProcess] { endedSatisfies.withLock { $0 } }
     func terminate(_ orphan: Orphan) async { ended.withLock { $0.append(orphan) } }
+    func terminate(_ satisfy: SatisfyProcess) async { endedSatisfies.withLock { $0.append(satisfy) } }
     func startTime(of pid: Int32) -> UInt64? { 99 }
 }
 
@@ -117,5 +120,36 @@ final class RecordingTerminator: OrphanTerminator {
         #expect(summary.runID != runID)
         #expect(try store.snapshot(runID: runID)?.run.state == .stopped)
         #expect(try store.snapshot(runID: runID)?.attempts["busy"]?.first?.outcome == .interrupted)
+    }
+
+    @Test func theSatisfyADeadRunnerLeftIsEndedBeforeTheRunResumes() async throws {
+        let (store, runID) = try crashedStore()
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("satisfy-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: logs) }
+        let record = LogLayout.satisfyProcess(in: logs, runID: runID, constraint: "token")
+        try FileManager.default.createDirectory(
+            atPath: LogLayout.constraintFolder(in: logs, runID: runID), withIntermediateDirectories: true)
+        try SatisfyProcess(pid: 31338, startTime: 7).recorded.write(
+            toFile: record, atomically: true, encoding: .utf8)
+        let harness = Harness(store: store)
+        let terminator = RecordingTerminator()
+        let runner = Runner(
+            workload: Workload(jobs: jobs, pipelines: []), store: store, handler: harness.handler,
+            clock: harness.clock, observer: harness.observer, orphans: terminator,
+            options: RunnerOptions(logDirectory: logs, runnerPID: 2), logger: .init(label: "t"), randomSeed: 1
+        )
+        _ = try await runner.run()
+        #expect(terminator.satisfies == [SatisfyProcess(pid: 31338, startTime: 7)])
+        #expect(!FileManager.default.fileExists(atPath: record), "ended once, not at every start")
+    }
+
+    @Test func aSatisfyRecordReadsBackAsWritten() {
+        for process in [SatisfyProcess(pid: 42, startTime: 123_456), SatisfyProcess(pid: 42, startTime: nil)]
+        {
+            #expect(SatisfyProcess(recorded: process.recorded) == process)
+        }
+        #expect(SatisfyProcess(recorded: "42 -\n456\n") == SatisfyProcess(pid: 42, startTime: nil))
+        #expect(SatisfyProcess(recorded: "1 5") == nil, "never PID 1's group")
+        #expect(SatisfyProcess(recorded: "garbage") == nil)
     }
 }

@@ -406,6 +406,36 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         #expect(driver.reason("a") == .ended(.constraintFailed(constraint: "vault", lastLine: "sealed")))
         #expect(driver.scheduler.record("a")?.attempts == 1)
     }
+
+    @Test func aSatisfyEndedByTheStopLeavesItsJobsWaitingUncounted() {
+        let retry = RetryPolicy(attempts: 3)
+        var driver = SchedulerDriver([
+            planJob("a", constraints: ["token"], retry: retry), planJob("b", constraints: ["token"]),
+        ])
+        driver.send(.constraintsChecked(jobID: "a", failed: "token"))
+        driver.send(.constraintsChecked(jobID: "b", failed: "token"))
+        driver.send(.stop)
+        // The stop ends the satisfy's process, which reports like any other failure.
+        driver.send(.satisfyEnded(constraint: "token", .failed(lastLine: "the runner stopped")))
+        #expect(driver.events.isEmpty, "no failed or retrying events")
+        for id in ["a", "b"] {
+            #expect(driver.reason(id) == .waiting(.constraint("token")))
+            #expect(driver.scheduler.record(id)?.attempts == 0)
+        }
+        #expect(driver.scheduler.isIdle)
+        var scheduler = driver.scheduler
+        _ = scheduler.close(now: driver.now)
+        #expect(scheduler.run.state == .stopped, "the next runner resumes it and satisfies again")
+    }
+
+    @Test func aCheckThatFailsAfterTheStopStartsNoSatisfy() {
+        var driver = SchedulerDriver([planJob("a", constraints: ["token"])])
+        driver.send(.stop)
+        driver.send(.constraintsChecked(jobID: "a", failed: "token"))
+        #expect(!driver.last.effects.contains(.satisfy(runID: "R", constraint: "token")))
+        #expect(driver.reason("a") == .waiting(.constraint("token")))
+        #expect(driver.scheduler.isIdle)
+    }
 }
 
 @Suite struct SchedulerOperatorTests {

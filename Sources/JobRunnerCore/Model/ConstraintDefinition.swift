@@ -38,13 +38,18 @@ public protocol ConstraintRunner: Sendable {
     /// Runs `satisfy`.
     func satisfy(_ constraint: ConstraintDefinition) async -> SatisfyOutcome
     /// Runs `satisfy` and keeps its output in the file at `logPath` (replacing an earlier one),
-    /// so `jobrunner logs` can show why a job failed on it.
-    func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome
+    /// so `jobrunner logs` can show why a job failed on it. While it runs, the file at
+    /// `processPath` holds its ``SatisfyProcess``, so that a runner that starts after this one
+    /// died can end it (SPEC 5.9).
+    func satisfy(_ constraint: ConstraintDefinition, logPath: String, processPath: String) async
+        -> SatisfyOutcome
 }
 
 extension ConstraintRunner {
-    /// Runners that keep no output just run `satisfy`.
-    public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
+    /// Runners that keep no output and start no process just run `satisfy`.
+    public func satisfy(_ constraint: ConstraintDefinition, logPath: String, processPath: String) async
+        -> SatisfyOutcome
+    {
         await satisfy(constraint)
     }
 }

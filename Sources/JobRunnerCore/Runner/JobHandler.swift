@@ -111,10 +111,48 @@ public struct Orphan: Sendable, Hashable {
     }
 }
 
+/// A constraint's `satisfy` under way, as its runner records it while it runs (in
+/// ``LogLayout/satisfyProcess(in:runID:constraint:)``): a runner that starts after that one
+/// died ends it before it may start its own, one `satisfy` at a time (SPEC 5.6, 5.9).
+public struct SatisfyProcess: Sendable, Hashable {
+    /// The `satisfy`'s shell, which leads its process group.
+    public var pid: Int32
+    /// The start time of `pid`, which tells a reused pid apart.
+    public var startTime: UInt64?
+
+    public init(pid: Int32, startTime: UInt64?) {
+        self.pid = pid
+        self.startTime = startTime
+    }
+
+    /// Reads it as ``recorded`` wrote it: a first line `PID STARTTIME` (`-` when unknown); nil
+    /// for any other text. Only the first line counts: two writers of the same record (the
+    /// process itself, then its runner) may leave the tail of a longer line behind it.
+    public init?(recorded text: String) {
+        let line = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+        let fields = line.split(whereSeparator: \.isWhitespace)
+        guard fields.count == 2, let pid = Int32(fields[0]), pid > 1 else { return nil }
+        self.pid = pid
+        if fields[1] == "-" {
+            startTime = nil
+        } else if let time = UInt64(fields[1]) {
+            startTime = time
+        } else {
+            return nil
+        }
+    }
+
+    /// The line its record holds.
+    public var recorded: String { "\(pid) \(startTime.map(String.init) ?? "-")\n" }
+}
+
 /// Ends processes that a dead runner left behind (SPEC 5.9).
 public protocol OrphanTerminator: Sendable {
     /// Terminates the process groups of an attempt that a dead runner left running.
     func terminate(_ orphan: Orphan) async
+    /// Terminates the process group of a constraint's `satisfy` that a dead runner left
+    /// running, unless its pid now belongs to another process; returns once it is gone.
+    func terminate(_ satisfy: SatisfyProcess) async
     /// Terminates the process groups of every attempt a dead runner left running: as each
     /// one alone would, but an implementation may look for them all at once.
     func terminate(_ orphans: [Orphan]) async

@@ -6,6 +6,23 @@ public enum LogLayout {
         "\(directory)/\(component(runID))/\(component(jobID))/\(attempt).log"
     }
 
+    /// The folder of a run's constraint files: the output of each constraint's last `satisfy`
+    /// (`NAME.log`) and the record of one under way (`NAME.pid`).
+    public static func constraintFolder(in directory: String, runID: String) -> String {
+        "\(directory)/\(component(runID))/\(Scheduler.constraintLogFolder)"
+    }
+
+    /// The output of the last `satisfy` of `constraint` in the run.
+    public static func satisfyLog(in directory: String, runID: String, constraint: String) -> String {
+        "\(constraintFolder(in: directory, runID: runID))/\(component(constraint)).log"
+    }
+
+    /// The ``SatisfyProcess`` of the `satisfy` of `constraint` under way in the run; no file
+    /// when none runs.
+    public static func satisfyProcess(in directory: String, runID: String, constraint: String) -> String {
+        "\(constraintFolder(in: directory, runID: runID))/\(component(constraint)).pid"
+    }
+
     /// An id as one path component. The loader refuses ids that are not (`.`, `..`, anything with
     /// `/`); should one come from elsewhere, it is written with `%` escapes (a character no id
     /// may use), so that it can never name another run's directory nor one outside `logs/`.

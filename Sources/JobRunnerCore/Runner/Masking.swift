@@ -135,8 +135,10 @@ public struct MaskingConstraints: ConstraintRunner {
     }
 
     /// Runs `satisfy` keeping its output, and masks that log once it is written.
-    public func satisfy(_ constraint: ConstraintDefinition, logPath: String) async -> SatisfyOutcome {
-        let outcome = await inner.satisfy(constraint, logPath: logPath)
+    public func satisfy(_ constraint: ConstraintDefinition, logPath: String, processPath: String) async
+        -> SatisfyOutcome
+    {
+        let outcome = await inner.satisfy(constraint, logPath: logPath, processPath: processPath)
         if !secrets.masker.isEmpty { MaskingHandler.maskFile(logPath, with: secrets.masker) }
         return masked(outcome)
     }

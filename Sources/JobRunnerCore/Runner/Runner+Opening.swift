@@ -39,6 +39,7 @@ extension Runner {
         let unfinished = try unfinishedOccurrences(periodic: periodicIDs)
         for (_, snapshot) in unfinished {
             await endOrphans(runID: snapshot.run.id, attempts: snapshot.attempts)
+            await endSatisfies(runID: snapshot.run.id)
         }
         var earlier: [StoreChange] = []
         // Resuming, superseding and ending orphans look only at the attempts left open.
@@ -48,6 +49,7 @@ extension Runner {
             resumable.run.occurrenceOf == nil
         {
             await endOrphans(runID: resumable.run.id, attempts: resumable.attempts)
+            await endSatisfies(runID: resumable.run.id)
             if !options.startNewRun && plan.hasJobs(resumable.run.jobIDs) {
                 let requests = try store.requests(runID: resumable.run.id)
                 let (scheduler, decision) = Scheduler.resume(
@@ -121,6 +123,24 @@ extension Runner {
             }
         }
         if !left.isEmpty { await orphans.terminate(left) }
+    }
+
+    /// Ends each constraint's `satisfy` a dead runner left running in the run, as recorded in
+    /// its constraint folder, so the run's next `satisfy` never runs beside it (SPEC 5.6).
+    private func endSatisfies(runID: String) async {
+        let folder = LogLayout.constraintFolder(in: options.logDirectory, runID: runID)
+        guard let orphans, let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
+            return
+        }
+        for name in names.sorted() where name.hasSuffix(".pid") {
+            let path = "\(folder)/\(name)"
+            if let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let satisfy = SatisfyProcess(recorded: text)
+            {
+                await orphans.terminate(satisfy)
+            }
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 
     /// A sortable run id: UTC date and time to the millisecond, then four random hex digits.

@@ -531,8 +531,10 @@ extension Runner {
                         if let constraintRunner, let constraint {
                             outcome = await constraintRunner.satisfy(
                                 constraint,
-                                logPath:
-                                    "\(logDirectory)/\(runID)/\(Scheduler.constraintLogFolder)/\(name).log")
+                                logPath: LogLayout.satisfyLog(
+                                    in: logDirectory, runID: runID, constraint: name),
+                                processPath: LogLayout.satisfyProcess(
+                                    in: logDirectory, runID: runID, constraint: name))
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }
@@ -595,9 +597,13 @@ extension Runner {
             let id = nextSideTask
             nextSideTask += 1
             let mailbox = runner.mailbox
-            sideTasks[id] = Task {
+            let task = Task {
                 mailbox.yield(.sideTaskEnded(id, run: runID, await body()))
             }
+            // Decided before a stop, performed after it: ended at once, as the stop ended the
+            // others, rather than awaited to its end on the way out.
+            if stopSignal != nil { task.cancel() }
+            sideTasks[id] = task
         }
 
         /// Asks the connectivity probe at once; its answer goes to every run. Without a probe

@@ -863,17 +863,21 @@ public struct Scheduler {
             return
         }
         wait(&record, for: .constraint(name), attempt: nil, now: now)
-        if gate.wait(jobID, for: name) {
+        // A stop starts nothing: the next runner checks again and satisfies then.
+        if !stopping && gate.wait(jobID, for: name) {
             decision.effects.append(.satisfy(runID: run.id, constraint: name))
         }
     }
 
     /// On success the jobs waiting on the constraint go on; on failure each one's attempt fails
-    /// with the last line of satisfy's output, and the retry policy decides (SPEC 5.6).
+    /// with the last line of satisfy's output, and the retry policy decides (SPEC 5.6). A
+    /// `satisfy` that ends without success after a stop was most likely ended by it: no failure
+    /// then, the jobs keep waiting without using an attempt (SPEC 5.4), and the next runner
+    /// satisfies again.
     private mutating func satisfyEnded(_ name: String, outcome: SatisfyOutcome, now: Date) {
         for jobID in gate.satisfyEnded(name) {
             guard var record = jobs[jobID], !record.state.isFinal, record.waitingReason == .constraint(name),
-                let job = plan.job(jobID)
+                let job = plan.job(jobID), !stopping || outcome == .satisfied
             else { continue }
             switch outcome {
             case .satisfied:
