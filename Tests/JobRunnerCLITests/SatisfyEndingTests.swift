@@ -46,19 +46,19 @@ import Testing
         #expect(await waitForExit(runner) == 143)
         #expect(!lines.all.contains { $0.contains("failed") || $0.contains("retrying") }, "\(lines.all)")
 
-        let status = try statusJSON(workspace.run("status", "--json").stdout)
+        let status = try await statusJSON(workspace.run("status", "--json").stdout)
         #expect((status["run"] as? [String: Any])?["state"] as? String == "stopped")
-        let a = try #require(try workspace.statusJobs()["a"])
+        let a = try #require(try await workspace.statusJobs()["a"])
         #expect(a["state"] as? String == "waiting")
         #expect(a["reason"] as? String == "constraint:t")
         #expect(a["attempts"] as? Int == 0, "waiting for a constraint uses up no attempt")
 
         try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
-        let resumed = try workspace.run("run", "jobs", "--progress", "plain")
+        let resumed = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         #expect(resumed.stdout.contains("(resumed)"))
         #expect(workspace.read("marks").split(separator: "\n").count == 2, "satisfy ran again")
-        #expect(try workspace.statusJobs()["a"]?["attempts"] as? Int == 1)
+        #expect(try await workspace.statusJobs()["a"]?["attempts"] as? Int == 1)
     }
 
     @Test func theNextRunnerEndsTheSatisfyAKilledOneLeftBeforeItsOwn() async throws {
@@ -94,7 +94,7 @@ import Testing
         defer { if let orphan { kill(-orphan, SIGKILL) } }
 
         try "go".write(toFile: workspace.root + "/release", atomically: true, encoding: .utf8)
-        let second = try workspace.run("run", "jobs", "--progress", "plain")
+        let second = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         let lines = workspace.read("marks").split(separator: "\n").map { $0.split(separator: " ") }
         #expect(lines.map { String($0[0]) } == ["start", "start"], "one satisfy at a time: \(lines)")
