@@ -50,10 +50,12 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
         case .abiMismatch(let plugin, let path, let found):
             let what =
                 found.map { "ABI version \($0)" } ?? "no descriptor (jobrunner_plugin_v1 returned NULL)"
-            return "plugin \(VisibleText.quoted(plugin)) (\(path)) has \(what); this jobrunner loads ABI version "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) has \(what); this jobrunner loads ABI version "
                 + "\(PluginCatalog.abiVersion); rebuild the plugin against this jobrunner"
         case .swiftMismatch(let plugin, let path, let found, let expected):
-            return "plugin \(VisibleText.quoted(plugin)) (\(path)) was built with Swift \(found), this jobrunner with Swift "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) was built with Swift \(found), this jobrunner with Swift "
                 + "\(expected); Swift has no stable ABI on Linux, rebuild the plugin with Swift \(expected)"
         case .nameMismatch(let plugin, let path, let found):
             return
@@ -63,11 +65,13 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
             return "plugin \(VisibleText.quoted(plugin)) (\(path)) has a malformed descriptor: \(reason); "
                 + "fix the plugin (see docs/writing-a-plugin.md)"
         case .crashedWhileLoading(let plugin, let path, let signal):
-            return "plugin \(VisibleText.quoted(plugin)) (\(path)) crashed while being loaded in a separate process "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) crashed while being loaded in a separate process "
                 + "(\(IsolatedPluginHandler.signalName(signal))); jobrunner did not load it; the file may be "
                 + "damaged or incomplete, or its constructors or jobrunner_plugin_v1 crash: rebuild or fix it"
         case .loadTimedOut(let plugin, let path, let seconds):
-            return "plugin \(VisibleText.quoted(plugin)) (\(path)) was still loading after \(Self.format(seconds)) "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) was still loading after \(Self.format(seconds)) "
                 + "in a separate process and was stopped; jobrunner did not load it; "
                 + "check the library's constructors for one that never returns"
         case .cannotDescribe(let plugin, let path, let reason):

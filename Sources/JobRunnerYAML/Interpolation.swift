@@ -84,7 +84,10 @@ public struct Interpolation: Sendable {
             guard let value = matrix[key] else {
                 let keys = matrix.keys.sorted().map { "matrix.\($0)" }.joined(separator: ", ")
                 return .failure(
-                    Failure(message: "${\(name)}: the job's matrix has no key \(VisibleText.quoted(key)); it has \(keys)"))
+                    Failure(
+                        message:
+                            "${\(name)}: the job's matrix has no key \(VisibleText.quoted(key)); it has \(keys)"
+                    ))
             }
             return .success(value)
         }

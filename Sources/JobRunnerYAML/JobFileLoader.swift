@@ -251,7 +251,8 @@ public enum JobFileLoader {
                 diagnostics.append(
                     Diagnostic(
                         at: constraint.location,
-                        "constraint \(VisibleText.quoted(constraint.name)) is declared twice; the first is at \(first)"))
+                        "constraint \(VisibleText.quoted(constraint.name)) is declared twice; the first is at \(first)"
+                    ))
                 continue
             }
             constraints[constraint.name] = constraint.location
@@ -280,9 +281,13 @@ public enum JobFileLoader {
             repeated.append(index)
             let (location, firstLocation) = (jobs[index].location, jobs[first].location)
             diagnostics.append(
-                Diagnostic(at: location, "duplicate job id \(VisibleText.quoted(id)); it is also defined at \(firstLocation)"))
+                Diagnostic(
+                    at: location,
+                    "duplicate job id \(VisibleText.quoted(id)); it is also defined at \(firstLocation)"))
             diagnostics.append(
-                Diagnostic(at: firstLocation, "duplicate job id \(VisibleText.quoted(id)); it is also defined at \(location)"))
+                Diagnostic(
+                    at: firstLocation,
+                    "duplicate job id \(VisibleText.quoted(id)); it is also defined at \(location)"))
         }
         if !repeated.isEmpty {
             // Only the first job of an id stays, and the later ones move up.

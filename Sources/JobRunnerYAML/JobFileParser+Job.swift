@@ -20,9 +20,11 @@ extension JobFileParser {
         switch (keys[.run], keys[.plugin]) {
         case (nil, nil):
             reader.error(
-                entry.keyNode, "job \(VisibleText.quoted(id)) needs either 'run' (a command) or 'plugin' (name.handler)")
+                entry.keyNode,
+                "job \(VisibleText.quoted(id)) needs either 'run' (a command) or 'plugin' (name.handler)")
         case (.some, .some(let plugin)):
-            reader.error(plugin.keyNode, "job \(VisibleText.quoted(id)) has both 'run' and 'plugin'; keep one of them")
+            reader.error(
+                plugin.keyNode, "job \(VisibleText.quoted(id)) has both 'run' and 'plugin'; keep one of them")
         case (.some(let run), nil):
             handler = parseRun(run.value)
         case (nil, .some(let plugin)):
@@ -35,7 +37,8 @@ extension JobFileParser {
                 } else {
                     reader.error(
                         plugin.value,
-                        "plugin must be written as <plugin>.<handler>, like users.refresh, not \(VisibleText.quoted(text))")
+                        "plugin must be written as <plugin>.<handler>, like users.refresh, not \(VisibleText.quoted(text))"
+                    )
                 }
             }
         }
@@ -63,7 +66,8 @@ extension JobFileParser {
             guard let source, let entries = reader.entries(source.value, what: "env") else { continue }
             for variable in entries {
                 guard let value = reader.tree.text(variable.value), !reader.isNull(variable.value) else {
-                    reader.error(variable.value, "env value of \(VisibleText.quoted(variable.key)) must be a string")
+                    reader.error(
+                        variable.value, "env value of \(VisibleText.quoted(variable.key)) must be a string")
                     continue
                 }
                 job.environment[variable.key] = value

@@ -96,7 +96,8 @@ extension JobFileParser {
         guard !fields.isEmpty else {
             reader.error(
                 entry.keyNode,
-                "matrix of job \(VisibleText.quoted(job)) has no keys; give it lists, like matrix: { os: [debian, alpine] }")
+                "matrix of job \(VisibleText.quoted(job)) has no keys; give it lists, like matrix: { os: [debian, alpine] }"
+            )
             return nil
         }
         var withKeys = Set<String>()
@@ -112,7 +113,8 @@ extension JobFileParser {
             guard reader.tree.kind(field.value) == .sequence, !items.isEmpty else {
                 reader.error(
                     field.value,
-                    "matrix key \(VisibleText.quoted(field.key)) must be a non-empty list of values, like [debian, alpine]")
+                    "matrix key \(VisibleText.quoted(field.key)) must be a non-empty list of values, like [debian, alpine]"
+                )
                 usable = false
                 continue
             }
@@ -179,7 +181,8 @@ extension JobFileParser {
             switch interpolation.expand(variable.value) {
             case .success(let value): result[variable.key] = value
             case .failure(let failure):
-                reader.error(variable.node, "env value of \(VisibleText.quoted(variable.key)): \(failure.message)")
+                reader.error(
+                    variable.node, "env value of \(VisibleText.quoted(variable.key)): \(failure.message)")
             }
         }
         return result

@@ -21,7 +21,8 @@ struct JobFileParser {
                 "\(what) \(VisibleText.quoted(name)) is not allowed: '.' and '..' name directories in file paths (a job's logs are kept under its id); choose another name"
         }
         guard !isValidName(name) else { return nil }
-        return "\(what) \(VisibleText.quoted(name)) may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
+        return
+            "\(what) \(VisibleText.quoted(name)) may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
     }
 
     var reader: NodeReader
@@ -189,7 +190,8 @@ struct JobFileParser {
             if !reader.isNull(entry.value),
                 let fields = reader.entries(entry.value, what: "pipeline \(VisibleText.quoted(entry.key))")
             {
-                let known = reader.known(fields, as: PipelineKey.self, in: "pipeline \(VisibleText.quoted(entry.key))")
+                let known = reader.known(
+                    fields, as: PipelineKey.self, in: "pipeline \(VisibleText.quoted(entry.key))")
                 if let node = known[.maxConcurrent]?.value,
                     let value = reader.int(node, what: "maxConcurrent", range: 0...1_000_000)
                 {

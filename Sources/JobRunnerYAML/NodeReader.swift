@@ -228,7 +228,8 @@ struct NodeReader {
         guard let value = JobDuration.parse(text) else {
             error(
                 node,
-                "\(what): \(VisibleText.quoted(text)) is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
+                "\(what): \(VisibleText.quoted(text)) is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d"
+            )
             return nil
         }
         if !allowZero && value <= .zero {

@@ -284,7 +284,8 @@ extension YAMLComposer {
                     line: Int(parser.context_mark.line) + 1, column: Int(parser.context_mark.column) + 1)
             }
             return Failure(
-                message: "invalid YAML: \(problem)\(context.map { " " + $0 } ?? "")", line: line, column: column)
+                message: "invalid YAML: \(problem)\(context.map { " " + $0 } ?? "")", line: line,
+                column: column)
         default:
             return Failure(message: "invalid YAML: Memory error", line: 1, column: 1)
         }

@@ -55,7 +55,8 @@ extension YAMLTree {
         for (later, earlier) in first.enumerated() where earlier != later {
             let name = VisibleText.quoted(text(keys[later]) ?? "<uncovertable>")
             let (again, original) = (mark(keys[later]), mark(keys[earlier]))
-            let message = "duplicate key \(name) in one map: each key (and each job id) may appear only once; "
+            let message =
+                "duplicate key \(name) in one map: each key (and each job id) may appear only once; "
             let ending = "; rename or remove the repeat"
             problems.append(
                 YAMLComposer.Failure(

@@ -39,7 +39,9 @@ import Testing
     }
 
     @Test func aQuotedKeyRepeatsThePlainOne() {
-        #expect(messages("jobs:\n  a: { run: x }\n  \"a\": { run: y }\n") == duplicate("'a'", first: "2:3", again: "3:3"))
+        #expect(
+            messages("jobs:\n  a: { run: x }\n  \"a\": { run: y }\n")
+                == duplicate("'a'", first: "2:3", again: "3:3"))
     }
 
     @Test func keysThatAreTheSameTextInUnicodeRepeatEachOther() {

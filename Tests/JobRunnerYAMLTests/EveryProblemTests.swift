@@ -25,7 +25,8 @@ import Testing
                 ])
         #expect(
             messages(
-                "jobs:\n  a: { run: x, needs: [a] }\n  b: { run: x, needs: [c] }\n  c: { run: x, needs: [b] }\n")
+                "jobs:\n  a: { run: x, needs: [a] }\n  b: { run: x, needs: [c] }\n  c: { run: x, needs: [b] }\n"
+            )
                 == [
                     "jobs.yaml:2:3: error: dependency cycle: a -> a",
                     "jobs.yaml:3:3: error: dependency cycle: b -> c -> b",
@@ -36,7 +37,8 @@ import Testing
         // a, b and c need each other two ways: one group, one cycle, the shortest from c.
         #expect(
             messages(
-                "jobs:\n  c: { run: x, needs: [a] }\n  a: { run: x, needs: [b, c] }\n  b: { run: x, needs: [a] }\n")
+                "jobs:\n  c: { run: x, needs: [a] }\n  a: { run: x, needs: [b, c] }\n  b: { run: x, needs: [a] }\n"
+            )
                 == ["jobs.yaml:2:3: error: dependency cycle: c -> a -> c"])
         #expect(
             messages(
@@ -49,7 +51,8 @@ import Testing
         var text = "jobs:\n"
         let pairs = 10_000
         for index in 0..<pairs {
-            text += "  p\(index): { run: x, needs: [q\(index)\(index + 1 < pairs ? ", p\(index + 1)" : "")] }\n"
+            text +=
+                "  p\(index): { run: x, needs: [q\(index)\(index + 1 < pairs ? ", p\(index + 1)" : "")] }\n"
             text += "  q\(index): { run: x, needs: [p\(index)] }\n"
         }
         let result = JobFileLoader.load(texts: [("jobs.yaml", text)], environment: [:])
@@ -65,7 +68,8 @@ import Testing
     @Test func aRepeatedJobIdIsReportedAtBothPlacesEachNamingTheOther() {
         #expect(
             messages(
-                "jobs:\n  a: { run: \"true\" }\n  b: { run: \"true\" }\n  a: { run: \"false\" }\n", file: "d.yaml")
+                "jobs:\n  a: { run: \"true\" }\n  b: { run: \"true\" }\n  a: { run: \"false\" }\n",
+                file: "d.yaml")
                 == [
                     "d.yaml:2:3: error: duplicate key 'a' in one map: each key (and each job id) may appear only once; it is repeated at d.yaml:4:3; rename or remove the repeat",
                     "d.yaml:4:3: error: duplicate key 'a' in one map: each key (and each job id) may appear only once; it is also defined at d.yaml:2:3; rename or remove the repeat",
@@ -73,10 +77,17 @@ import Testing
     }
 
     @Test func theRepeatsOfEveryMapAreListed() {
-        let found = messages("jobs:\n  a:\n    run: x\n    env: { K: 1, K: 2 }\n  b: { run: y }\n  b: { run: z }\n")
+        let found = messages(
+            "jobs:\n  a:\n    run: x\n    env: { K: 1, K: 2 }\n  b: { run: y }\n  b: { run: z }\n")
         #expect(found.count == 4, "\(found)")
-        #expect(found.contains { $0.hasPrefix("jobs.yaml:4:18: error: duplicate key 'K'") && $0.contains("jobs.yaml:4:12") })
-        #expect(found.contains { $0.hasPrefix("jobs.yaml:6:3: error: duplicate key 'b'") && $0.contains("jobs.yaml:5:3") })
+        #expect(
+            found.contains {
+                $0.hasPrefix("jobs.yaml:4:18: error: duplicate key 'K'") && $0.contains("jobs.yaml:4:12")
+            })
+        #expect(
+            found.contains {
+                $0.hasPrefix("jobs.yaml:6:3: error: duplicate key 'b'") && $0.contains("jobs.yaml:5:3")
+            })
     }
 
     // MARK: Syntax
@@ -105,19 +116,26 @@ import Testing
             #expect(message.contains(cut), "\(message)")
             #expect(!message.contains(String(repeating: "x", count: 61)), "\(message)")
         }
-        #expect(VisibleText.quoted(String(repeating: "é", count: 60)) == "'" + String(repeating: "é", count: 60) + "'")
+        #expect(
+            VisibleText.quoted(String(repeating: "é", count: 60)) == "'" + String(repeating: "é", count: 60)
+                + "'")
     }
 
     // MARK: Empty sections
 
     @Test func sectionsWrittenWithNothingAfterThemAreEmpty() {
-        for section in ["jobs", "pipelines", "constraints", "defaults", "plugins", "retention", "connectivity"] {
+        for section in [
+            "jobs", "pipelines", "constraints", "defaults", "plugins", "retention", "connectivity",
+        ] {
             let result = JobFileLoader.load(texts: [("jobs.yaml", "\(section):\n")], environment: [:])
             #expect(result.diagnostics.isEmpty, "\(section): \(result.diagnostics.map(\.description))")
             #expect(result.workload?.jobs.isEmpty == true)
         }
         #expect(messages("jobs:\npipelines:\nx-a: 1\n").isEmpty)
-        #expect(messages("jobs: []\n") == ["jobs.yaml:1:7: error: jobs must be a map of keys to values, not a list"])
+        #expect(
+            messages("jobs: []\n") == [
+                "jobs.yaml:1:7: error: jobs must be a map of keys to values, not a list"
+            ])
     }
 }
 
@@ -127,9 +145,12 @@ import Testing
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("named-twice-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: root + "/jobs/sub", withIntermediateDirectories: true)
-        try "jobs:\n  a1:\n    run: x\n".write(toFile: root + "/jobs/a.yaml", atomically: true, encoding: .utf8)
-        try "jobs:\n  b1:\n    run: x\n".write(toFile: root + "/jobs/sub/b.yaml", atomically: true, encoding: .utf8)
-        try FileManager.default.createSymbolicLink(atPath: root + "/link.yaml", withDestinationPath: root + "/jobs/a.yaml")
+        try "jobs:\n  a1:\n    run: x\n".write(
+            toFile: root + "/jobs/a.yaml", atomically: true, encoding: .utf8)
+        try "jobs:\n  b1:\n    run: x\n".write(
+            toFile: root + "/jobs/sub/b.yaml", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/link.yaml", withDestinationPath: root + "/jobs/a.yaml")
         let result = JobFileLoader.load(
             paths: [
                 root + "/jobs", root + "/jobs/a.yaml", root + "/jobs/sub/../a.yaml", root + "/link.yaml",

@@ -97,7 +97,8 @@ public struct CronParseError: Error, Sendable, Hashable, CustomStringConvertible
             if field == .month {
                 return "\(place): unknown month name \(VisibleText.quoted(text)); use jan-dec or 1-12"
             }
-            return "\(place): unknown weekday name \(VisibleText.quoted(text)); use sun-sat or 0-7 (0 and 7 are Sunday)"
+            return
+                "\(place): unknown weekday name \(VisibleText.quoted(text)); use sun-sat or 0-7 (0 and 7 are Sunday)"
         case .outOfRange(let text):
             return "\(place) \(VisibleText.quoted(text)) is out of range \(range)"
         case .stepNotANumber(let text):
@@ -108,7 +109,8 @@ public struct CronParseError: Error, Sendable, Hashable, CustomStringConvertible
             let sunday =
                 field == .dayOfWeek
                 ? " (for a range that ends on Sunday, write 7 for it: sat-sun is 6-7)" : ""
-            return "\(place) range \(VisibleText.quoted(text)) goes backwards; write the smaller value first\(sunday)"
+            return
+                "\(place) range \(VisibleText.quoted(text)) goes backwards; write the smaller value first\(sunday)"
         case .neverFires(let days, let months):
             let dayWords =
                 days.count == 1
