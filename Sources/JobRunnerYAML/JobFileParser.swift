@@ -84,6 +84,11 @@ struct JobFileParser {
                         at: SourceLocation(file: reader.file, line: problem.line, column: problem.column),
                         problem.message(in: reader.file)))
             }
+            if let counted = failure.counted {
+                reader.count(
+                    errors: counted.errors,
+                    at: SourceLocation(file: reader.file, line: counted.line, column: counted.column))
+            }
             return nil
         case .success(let composed):
             guard let root = composed.root else { return nil }

@@ -47,6 +47,11 @@ struct NodeReader {
 
     mutating func add(_ diagnostic: Diagnostic) { problems.append(diagnostic) }
 
+    /// Counts errors that are not listed, the first of them at `location`.
+    mutating func count(errors: Int, at location: SourceLocation) {
+        problems.count(errors: errors, warnings: 0, at: location)
+    }
+
     /// Adds the problems another reader of this file found, after those found here.
     mutating func add(_ more: DiagnosticList) { problems.append(more) }
 

@@ -22,6 +22,21 @@ struct YAMLComposer {
         var other: OtherPlace?
         /// The problems found beside this one (every repeated key), each reported on its own.
         var more: [Failure] = []
+        /// Repeated keys found beside this one beyond ``YAMLComposer/keptDuplicates``: only
+        /// counted, like the problems of a file beyond those listed.
+        var counted: Counted?
+
+        struct Counted: Equatable {
+            var errors: Int
+            /// The first place among them.
+            var line: Int
+            var column: Int
+
+            func adding(_ other: Counted) -> Counted {
+                let first = (line, column) <= (other.line, other.column) ? self : other
+                return Counted(errors: errors + other.errors, line: first.line, column: first.column)
+            }
+        }
 
         struct OtherPlace: Equatable {
             var line: Int
@@ -64,8 +79,13 @@ struct YAMLComposer {
     private var documents = 0
     /// A problem found while the budget still counts the rest of the file (see the type's note).
     private var problem: Failure?
-    /// Every repeated key found so far: the file is composed on, to find them all.
+    /// Every repeated key found so far (the file is composed on, to find them all): the first
+    /// ``keptDuplicates`` problems with their messages, the rest counted.
     private var duplicates: [Failure] = []
+    private var countedDuplicates: Failure.Counted?
+    /// Far more than a file's listed problems (``DiagnosticList/perFile``), few enough that a
+    /// file of repeats costs no more memory than its text.
+    static let keptDuplicates = 1_000
 
     private init(text: String) {
         self.text = text
@@ -105,6 +125,7 @@ struct YAMLComposer {
                     if let problem { return .failure(withDuplicates(problem)) }
                     if var first = duplicates.first {
                         first.more = Array(duplicates.dropFirst())
+                        first.counted = countedDuplicates
                         return .failure(first)
                     }
                     return .success((tree, root.map { YAMLTree.Node(index: Int($0)) }))
@@ -123,6 +144,7 @@ struct YAMLComposer {
     private func withDuplicates(_ failure: Failure) -> Failure {
         var failure = failure
         failure.more += duplicates
+        failure.counted = countedDuplicates
         return failure
     }
 
@@ -194,7 +216,13 @@ struct YAMLComposer {
             let count = pendingChildren.count - collection.firstChild
             if event.type == YAML_MAPPING_END_EVENT {
                 // The map is kept as it is (the file fails anyway), so that later repeats are found.
-                duplicates += tree.duplicateKeys(pendingChildren[collection.firstChild...])
+                let found = tree.duplicateKeys(
+                    pendingChildren[collection.firstChild...], keeping: Self.keptDuplicates - duplicates.count
+                )
+                duplicates += found.kept
+                if let more = found.counted {
+                    countedDuplicates = countedDuplicates.map { $0.adding(more) } ?? more
+                }
             }
             tree.records[collection.record].start = UInt32(tree.children.count)
             tree.records[collection.record].count = UInt32(count)

@@ -90,6 +90,17 @@ import Testing
             })
     }
 
+    @Test func aMillionRepeatsAreCountedNotAllWrittenOut() {
+        // Each repeat is two problems; past the first thousand kept they are only counted.
+        let text = "jobs:\n" + String(repeating: "  a: { run: x }\n", count: 5_001)
+        let result = JobFileLoader.load(texts: [("jobs.yaml", text)], environment: [:])
+        #expect(result.diagnostics.count == DiagnosticList.perFile + 1)
+        #expect(
+            result.diagnostics.first?.description.hasPrefix("jobs.yaml:2:3: error: duplicate key 'a'") == true
+        )
+        #expect(result.diagnostics.last?.message.hasPrefix("… and 9,950 more errors in jobs.yaml") == true)
+    }
+
     // MARK: Syntax
 
     @Test func anUnclosedQuoteIsReportedWhereTheStringStarts() {
