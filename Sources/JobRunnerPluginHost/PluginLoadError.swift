@@ -1,3 +1,5 @@
+import JobRunnerCore
+
 /// Why a plugin could not be used; each becomes a validation error at the job's `plugin:` line.
 public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     /// No `lib<name>.so` in any search directory.
@@ -38,38 +40,42 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
         switch self {
         case .notFound(let plugin, let searched):
             let list = searched.isEmpty ? "nowhere (no search directories)" : searched.joined(separator: ", ")
-            return "plugin '\(plugin)' not found: no lib\(plugin).so in \(list); "
+            return "plugin \(VisibleText.quoted(plugin)) not found: no lib\(plugin).so in \(list); "
                 + "set plugins.paths in a job file or JOBRUNNER_PLUGIN_PATH"
         case .cannotOpen(let plugin, let path, let reason):
-            return "cannot load plugin '\(plugin)' from \(path): \(reason)"
+            return "cannot load plugin \(VisibleText.quoted(plugin)) from \(path): \(reason)"
         case .missingSymbol(let plugin, let path):
-            return "plugin '\(plugin)' (\(path)) does not export jobrunner_plugin_v1; "
+            return "plugin \(VisibleText.quoted(plugin)) (\(path)) does not export jobrunner_plugin_v1; "
                 + "is it a jobrunner plugin? (see docs/writing-a-plugin.md)"
         case .abiMismatch(let plugin, let path, let found):
             let what =
                 found.map { "ABI version \($0)" } ?? "no descriptor (jobrunner_plugin_v1 returned NULL)"
-            return "plugin '\(plugin)' (\(path)) has \(what); this jobrunner loads ABI version "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) has \(what); this jobrunner loads ABI version "
                 + "\(PluginCatalog.abiVersion); rebuild the plugin against this jobrunner"
         case .swiftMismatch(let plugin, let path, let found, let expected):
-            return "plugin '\(plugin)' (\(path)) was built with Swift \(found), this jobrunner with Swift "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) was built with Swift \(found), this jobrunner with Swift "
                 + "\(expected); Swift has no stable ABI on Linux, rebuild the plugin with Swift \(expected)"
         case .nameMismatch(let plugin, let path, let found):
             return
-                "\(path) calls itself plugin '\(found)', not '\(plugin)'; rename the library lib\(found).so "
+                "\(path) calls itself plugin \(VisibleText.quoted(found)), not \(VisibleText.quoted(plugin)); rename the library lib\(found).so "
                 + "or the job's plugin"
         case .badDescriptor(let plugin, let path, let reason):
-            return "plugin '\(plugin)' (\(path)) has a malformed descriptor: \(reason); "
+            return "plugin \(VisibleText.quoted(plugin)) (\(path)) has a malformed descriptor: \(reason); "
                 + "fix the plugin (see docs/writing-a-plugin.md)"
         case .crashedWhileLoading(let plugin, let path, let signal):
-            return "plugin '\(plugin)' (\(path)) crashed while being loaded in a separate process "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) crashed while being loaded in a separate process "
                 + "(\(IsolatedPluginHandler.signalName(signal))); jobrunner did not load it; the file may be "
                 + "damaged or incomplete, or its constructors or jobrunner_plugin_v1 crash: rebuild or fix it"
         case .loadTimedOut(let plugin, let path, let seconds):
-            return "plugin '\(plugin)' (\(path)) was still loading after \(Self.format(seconds)) "
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)) was still loading after \(Self.format(seconds)) "
                 + "in a separate process and was stopped; jobrunner did not load it; "
                 + "check the library's constructors for one that never returns"
         case .cannotDescribe(let plugin, let path, let reason):
-            return "plugin '\(plugin)' (\(path)) could not be described: \(reason)"
+            return "plugin \(VisibleText.quoted(plugin)) (\(path)) could not be described: \(reason)"
         }
     }
 

@@ -48,7 +48,8 @@ extension PluginCatalog {
             let description: PluginDescription
             switch describe(name) {
             case .failure(let error):
-                problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
+                problems.append(
+                    PluginProblem(location: at, message: "job \(VisibleText.quoted(job.id)): \(error)"))
                 continue
             case .success(let found): description = found
             }
@@ -75,7 +76,9 @@ extension PluginCatalog {
                 } else {
                     switch plugin(name) {
                     case .failure(let error):
-                        problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
+                        problems.append(
+                            PluginProblem(
+                                location: at, message: "job \(VisibleText.quoted(job.id)): \(error)"))
                         continue
                     case .success(let plugin):
                         verdict = plugin.check(handler: handler, parameters: parameters.bytes)
@@ -96,7 +99,8 @@ extension PluginCatalog {
             case .failure(let error):
                 for (_, job) in asked {
                     let at = job.pluginLocations?.plugin ?? job.location
-                    problems.append(PluginProblem(location: at, message: "job '\(job.id)': \(error)"))
+                    problems.append(
+                        PluginProblem(location: at, message: "job \(VisibleText.quoted(job.id)): \(error)"))
                 }
             case .success(let answers):
                 let byCheck = Dictionary(zip(unique, answers), uniquingKeysWith: { first, _ in first })
@@ -119,7 +123,8 @@ extension PluginCatalog {
         let hint =
             Suggestion.closest(to: handler, in: plugin.handlers).map { "; did you mean '\(name).\($0)'?" }
             ?? ""
-        return "job '\(job.id)': plugin '\(name)' has no handler '\(handler)' "
+        return
+            "job \(VisibleText.quoted(job.id)): plugin \(VisibleText.quoted(name)) has no handler \(VisibleText.quoted(handler)) "
             + "(it offers \(offered.isEmpty ? "none" : offered))\(hint)"
     }
 
@@ -128,7 +133,7 @@ extension PluginCatalog {
     {
         PluginProblem(
             location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location,
-            message: "job '\(job.id)': with: does not suit \(name).\(handler): \(message)")
+            message: "job \(VisibleText.quoted(job.id)): with: does not suit \(name).\(handler): \(message)")
     }
 }
 

@@ -57,7 +57,8 @@ struct DiagnosticList {
         count(errors: severity == .error ? 1 : 0, warnings: severity == .error ? 0 : 1, at: location)
     }
 
-    private mutating func count(errors: Int, warnings: Int, at location: SourceLocation) {
+    /// Counts problems that are not listed, the first of them at `location`.
+    mutating func count(errors: Int, warnings: Int, at location: SourceLocation) {
         var entry = omitted[location.file] ?? Omitted(first: location)
         if Self.key(location) < Self.key(entry.first) { entry.first = location }
         entry.errors += errors

@@ -52,7 +52,7 @@ public enum EnvFile {
             guard Interpolation.isVariableName(name) else {
                 problem(
                     indent + 1,
-                    "'\(name.prefix(40))' is not a variable name; use letters, digits and '_', not starting with a digit"
+                    "\(VisibleText.quoted(name)) is not a variable name; use letters, digits and '_', not starting with a digit"
                 )
                 continue
             }

@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 
 /// `${NAME}` and `${NAME:-default}` in `env:` and `with:` string values (SPEC 3.1).
 ///
@@ -83,7 +84,10 @@ public struct Interpolation: Sendable {
             guard let value = matrix[key] else {
                 let keys = matrix.keys.sorted().map { "matrix.\($0)" }.joined(separator: ", ")
                 return .failure(
-                    Failure(message: "${\(name)}: the job's matrix has no key '\(key)'; it has \(keys)"))
+                    Failure(
+                        message:
+                            "${\(name)}: the job's matrix has no key \(VisibleText.quoted(key)); it has \(keys)"
+                    ))
             }
             return .success(value)
         }

@@ -38,8 +38,24 @@ public enum JobFileLoader {
     }
 
     /// Finds the job files among `paths`: files as given, directories searched recursively for
-    /// `*.yaml` and `*.yml`, in sorted path order.
+    /// `*.yaml` and `*.yml`, in sorted path order. A file named twice (as itself and in its
+    /// directory, through a link, as `./a.yaml` and `a.yaml`) is taken once, where it is first
+    /// named, so that its jobs are not loaded twice (and taken for duplicates of themselves).
     public static func jobFiles(in paths: [String]) -> (files: [String], diagnostics: [Diagnostic]) {
+        let (files, diagnostics) = namedFiles(in: paths)
+        var seen = Set<String>()
+        return (files.filter { seen.insert(realPath($0) ?? $0).inserted }, diagnostics)
+    }
+
+    /// A file's path with every link, `.` and `..` resolved; nil when it cannot be told.
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The job files among `paths` as they are named, a file named twice listed twice.
+    private static func namedFiles(in paths: [String]) -> (files: [String], diagnostics: [Diagnostic]) {
         var files: [String] = []
         var diagnostics: [Diagnostic] = []
         let manager = FileManager.default
@@ -221,7 +237,7 @@ public enum JobFileLoader {
                 diagnostics.append(
                     Diagnostic(
                         at: location,
-                        "pipeline '\(pipeline.name)' is declared twice; the first is at \(first.location?.description ?? "?")"
+                        "pipeline \(VisibleText.quoted(pipeline.name)) is declared twice; the first is at \(first.location?.description ?? "?")"
                     ))
                 continue
             }
@@ -235,7 +251,8 @@ public enum JobFileLoader {
                 diagnostics.append(
                     Diagnostic(
                         at: constraint.location,
-                        "constraint '\(constraint.name)' is declared twice; the first is at \(first)"))
+                        "constraint \(VisibleText.quoted(constraint.name)) is declared twice; the first is at \(first)"
+                    ))
                 continue
             }
             constraints[constraint.name] = constraint.location
@@ -264,9 +281,13 @@ public enum JobFileLoader {
             repeated.append(index)
             let (location, firstLocation) = (jobs[index].location, jobs[first].location)
             diagnostics.append(
-                Diagnostic(at: location, "duplicate job id '\(id)'; it is also defined at \(firstLocation)"))
+                Diagnostic(
+                    at: location,
+                    "duplicate job id \(VisibleText.quoted(id)); it is also defined at \(firstLocation)"))
             diagnostics.append(
-                Diagnostic(at: firstLocation, "duplicate job id '\(id)'; it is also defined at \(location)"))
+                Diagnostic(
+                    at: firstLocation,
+                    "duplicate job id \(VisibleText.quoted(id)); it is also defined at \(location)"))
         }
         if !repeated.isEmpty {
             // Only the first job of an id stays, and the later ones move up.
@@ -296,7 +317,7 @@ public enum JobFileLoader {
                     diagnostics.append(
                         Diagnostic(
                             at: mark.location(in: file),
-                            "job '\(definition.id)' needs '\(need)', which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
+                            "job \(VisibleText.quoted(definition.id)) needs \(VisibleText.quoted(need)), which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
                         ))
                     continue
                 }
@@ -307,7 +328,7 @@ public enum JobFileLoader {
                     diagnostics.append(
                         Diagnostic(
                             at: mark.location(in: file),
-                            "job '\(definition.id)' runs once per run and cannot need '\(need)', a periodic job; only periodic jobs may need periodic jobs"
+                            "job \(VisibleText.quoted(definition.id)) runs once per run and cannot need \(VisibleText.quoted(need)), a periodic job; only periodic jobs may need periodic jobs"
                         ))
                 }
             }
@@ -320,7 +341,7 @@ public enum JobFileLoader {
                     diagnostics.append(
                         Diagnostic(
                             at: places[index].pipelineMark.location(in: file),
-                            "pipeline '\(definition.pipeline)' is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"
+                            "pipeline \(VisibleText.quoted(definition.pipeline)) is not declared under 'pipelines:'\(Suggestion.hint(for: definition.pipeline, in: pipelineNames))"
                         ))
                 }
             }
@@ -329,15 +350,15 @@ public enum JobFileLoader {
                 diagnostics.append(
                     Diagnostic(
                         at: mark.location(in: file),
-                        "constraint '\(name)' is not declared under 'constraints:'\(Suggestion.hint(for: name, in: constraints.keys.sorted()))"
+                        "constraint \(VisibleText.quoted(name)) is not declared under 'constraints:'\(Suggestion.hint(for: name, in: constraints.keys.sorted()))"
                     ))
             }
         }
         starts.append(needed.count)
-        if let cycle = Self.findCycle(starts: starts, needed: needed), let first = cycle.first {
+        for cycle in Self.findCycles(starts: starts, needed: needed) {
             diagnostics.append(
                 Diagnostic(
-                    at: jobs[first].location,
+                    at: jobs[cycle[0]].location,
                     "dependency cycle: \(cycle.map { jobs[$0].id }.joined(separator: " -> "))"))
         }
         /// A top-level section that only one file may declare: the first, and an error at each other.

@@ -11,8 +11,8 @@ extension JobFileParser {
         if let problem = Self.nameProblem(id, what: "job id") {
             reader.error(entry.keyNode, problem)
         }
-        guard let fields = reader.entries(entry.value, what: "job '\(id)'") else { return }
-        let own = reader.known(fields, as: JobKey.self, in: "job '\(id)'")
+        guard let fields = reader.entries(entry.value, what: "job \(VisibleText.quoted(id))") else { return }
+        let own = reader.known(fields, as: JobKey.self, in: "job \(VisibleText.quoted(id))")
         let keys = own.over(defaults)
 
         var handler: HandlerSpec?
@@ -20,9 +20,11 @@ extension JobFileParser {
         switch (keys[.run], keys[.plugin]) {
         case (nil, nil):
             reader.error(
-                entry.keyNode, "job '\(id)' needs either 'run' (a command) or 'plugin' (name.handler)")
+                entry.keyNode,
+                "job \(VisibleText.quoted(id)) needs either 'run' (a command) or 'plugin' (name.handler)")
         case (.some, .some(let plugin)):
-            reader.error(plugin.keyNode, "job '\(id)' has both 'run' and 'plugin'; keep one of them")
+            reader.error(
+                plugin.keyNode, "job \(VisibleText.quoted(id)) has both 'run' and 'plugin'; keep one of them")
         case (.some(let run), nil):
             handler = parseRun(run.value)
         case (nil, .some(let plugin)):
@@ -35,7 +37,8 @@ extension JobFileParser {
                 } else {
                     reader.error(
                         plugin.value,
-                        "plugin must be written as <plugin>.<handler>, like users.refresh, not '\(text)'")
+                        "plugin must be written as <plugin>.<handler>, like users.refresh, not \(VisibleText.quoted(text))"
+                    )
                 }
             }
         }
@@ -63,7 +66,8 @@ extension JobFileParser {
             guard let source, let entries = reader.entries(source.value, what: "env") else { continue }
             for variable in entries {
                 guard let value = reader.tree.text(variable.value), !reader.isNull(variable.value) else {
-                    reader.error(variable.value, "env value of '\(variable.key)' must be a string")
+                    reader.error(
+                        variable.value, "env value of \(VisibleText.quoted(variable.key)) must be a string")
                     continue
                 }
                 job.environment[variable.key] = value
@@ -137,7 +141,7 @@ extension JobFileParser {
             if value != .success && job.schedule != nil {
                 reader.error(
                     node,
-                    "when: \(value.rawValue) applies to one-shot jobs; job '\(id)' is periodic (every/cron), and its occurrences run only when their needs succeeded"
+                    "when: \(value.rawValue) applies to one-shot jobs; job \(VisibleText.quoted(id)) is periodic (every/cron), and its occurrences run only when their needs succeeded"
                 )
             }
         }
@@ -190,7 +194,7 @@ extension JobFileParser {
             if first != key {
                 reader.error(
                     keyNode,
-                    "with: keys '\(first)' and '\(key)' both become the variable \(name) of this shell job; rename one of them"
+                    "with: keys \(VisibleText.quoted(first)) and \(VisibleText.quoted(key)) both become the variable \(name) of this shell job; rename one of them"
                 )
             }
         }

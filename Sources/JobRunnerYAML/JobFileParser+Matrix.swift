@@ -48,7 +48,7 @@ extension JobFileParser {
             if let other = ids[id] {
                 reader.error(
                     matrix.keyNode,
-                    "matrix values (\(other)) and (\(shown)) both make the job id '\(id)'; make the values differ in letters or digits"
+                    "matrix values (\(other)) and (\(shown)) both make the job id \(VisibleText.quoted(id)); make the values differ in letters or digits"
                 )
                 continue
             }
@@ -56,7 +56,7 @@ extension JobFileParser {
             if !Self.isValidName(id) {
                 reader.error(
                     matrix.keyNode,
-                    "matrix makes the job id '\(id.prefix(140))', longer than 128 characters; use shorter values"
+                    "matrix makes the job id \(VisibleText.quoted(id)), longer than 128 characters; use shorter values"
                 )
             }
             var values: [String: String] = [:]
@@ -96,7 +96,8 @@ extension JobFileParser {
         guard !fields.isEmpty else {
             reader.error(
                 entry.keyNode,
-                "matrix of job '\(job)' has no keys; give it lists, like matrix: { os: [debian, alpine] }")
+                "matrix of job \(VisibleText.quoted(job)) has no keys; give it lists, like matrix: { os: [debian, alpine] }"
+            )
             return nil
         }
         var withKeys = Set<String>()
@@ -112,14 +113,15 @@ extension JobFileParser {
             guard reader.tree.kind(field.value) == .sequence, !items.isEmpty else {
                 reader.error(
                     field.value,
-                    "matrix key '\(field.key)' must be a non-empty list of values, like [debian, alpine]")
+                    "matrix key \(VisibleText.quoted(field.key)) must be a non-empty list of values, like [debian, alpine]"
+                )
                 usable = false
                 continue
             }
             if withKeys.contains(field.key) {
                 reader.error(
                     field.keyNode,
-                    "matrix key '\(field.key)' is also a key of with:; the matrix sets it in with:, so keep one of them"
+                    "matrix key \(VisibleText.quoted(field.key)) is also a key of with:; the matrix sets it in with:, so keep one of them"
                 )
                 usable = false
             }
@@ -128,7 +130,7 @@ extension JobFileParser {
                 guard let text = reader.tree.text(item), !reader.isNull(item) else {
                     reader.error(
                         item,
-                        "each value of matrix key '\(field.key)' must be a plain value (a word or a number), not a map or a list"
+                        "each value of matrix key \(VisibleText.quoted(field.key)) must be a plain value (a word or a number), not a map or a list"
                     )
                     usable = false
                     continue
@@ -142,7 +144,7 @@ extension JobFileParser {
         if count > Self.maxMatrixJobs {
             reader.error(
                 entry.keyNode,
-                "matrix of job '\(job)' makes \(count) jobs; at most \(Self.maxMatrixJobs) per job, so split it"
+                "matrix of job \(VisibleText.quoted(job)) makes \(count) jobs; at most \(Self.maxMatrixJobs) per job, so split it"
             )
             return nil
         }
@@ -179,7 +181,8 @@ extension JobFileParser {
             switch interpolation.expand(variable.value) {
             case .success(let value): result[variable.key] = value
             case .failure(let failure):
-                reader.error(variable.node, "env value of '\(variable.key)': \(failure.message)")
+                reader.error(
+                    variable.node, "env value of \(VisibleText.quoted(variable.key)): \(failure.message)")
             }
         }
         return result

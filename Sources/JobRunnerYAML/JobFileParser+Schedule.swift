@@ -23,7 +23,9 @@ extension JobFileParser {
             timeZone = TimeZone(identifier: name)
             if timeZone == nil {
                 reader.error(
-                    node, "timezone '\(name)' is not a known IANA time zone name, like Europe/Berlin or UTC")
+                    node,
+                    "timezone \(VisibleText.quoted(name)) is not a known IANA time zone name, like Europe/Berlin or UTC"
+                )
             }
         }
         var schedule: Schedule?
@@ -50,7 +52,9 @@ extension JobFileParser {
         }
         let entry = keys[.cron] ?? keys[.every]
         if keys[.every] != nil, let cron = keys[.cron] {
-            reader.error(cron.keyNode, "job '\(job.id)' has both 'every' and 'cron'; keep one of them")
+            reader.error(
+                cron.keyNode,
+                "job \(VisibleText.quoted(job.id)) has both 'every' and 'cron'; keep one of them")
             schedule = nil
         }
         job.schedule = schedule
@@ -69,13 +73,14 @@ extension JobFileParser {
         if let timezone = own[.timezone], keys[.cron] == nil {
             reader.warning(
                 timezone.keyNode,
-                "timezone applies to cron only; job '\(job.id)' has no cron, so it has no effect")
+                "timezone applies to cron only; job \(VisibleText.quoted(job.id)) has no cron, so it has no effect"
+            )
         }
         for key in [JobKey.catchUp, .overlap] where entry == nil {
             if let setting = own[key] {
                 reader.warning(
                     setting.keyNode,
-                    "\(JobKey.names[key.rawValue]) applies to periodic jobs only; job '\(job.id)' has neither every nor cron, so it has no effect"
+                    "\(JobKey.names[key.rawValue]) applies to periodic jobs only; job \(VisibleText.quoted(job.id)) has neither every nor cron, so it has no effect"
                 )
             }
         }

@@ -18,10 +18,11 @@ struct JobFileParser {
     static func nameProblem(_ name: String, what: String) -> String? {
         if name == "." || name == ".." {
             return
-                "\(what) '\(name)' is not allowed: '.' and '..' name directories in file paths (a job's logs are kept under its id); choose another name"
+                "\(what) \(VisibleText.quoted(name)) is not allowed: '.' and '..' name directories in file paths (a job's logs are kept under its id); choose another name"
         }
         guard !isValidName(name) else { return nil }
-        return "\(what) '\(name)' may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
+        return
+            "\(what) \(VisibleText.quoted(name)) may only use letters, digits, '_', '.' and '-' (1 to 128 of them)"
     }
 
     var reader: NodeReader
@@ -77,10 +78,17 @@ struct JobFileParser {
         let file = ParsedFile(path: reader.file)
         switch composed {
         case .failure(let failure):
-            reader.add(
-                Diagnostic(
-                    at: SourceLocation(file: reader.file, line: failure.line, column: failure.column),
-                    failure.message))
+            for problem in failure.all {
+                reader.add(
+                    Diagnostic(
+                        at: SourceLocation(file: reader.file, line: problem.line, column: problem.column),
+                        problem.message(in: reader.file)))
+            }
+            if let counted = failure.counted {
+                reader.count(
+                    errors: counted.errors,
+                    at: SourceLocation(file: reader.file, line: counted.line, column: counted.column))
+            }
             return nil
         case .success(let composed):
             guard let root = composed.root else { return nil }
@@ -110,7 +118,7 @@ struct JobFileParser {
                 ($0, reader.location(connectivity.keyNode))
             }
         }
-        if let retention = top[.retention], let entries = reader.entries(retention.value, what: "retention") {
+        if let retention = top[.retention], let entries = section(retention.value, what: "retention") {
             let known = reader.known(entries, as: RetentionKey.self, in: "retention")
             var policy = RetentionPolicy()
             if let node = known[.runs]?.value,
@@ -125,7 +133,7 @@ struct JobFileParser {
             }
             file.retention = (policy, reader.location(retention.keyNode))
         }
-        if let plugins = top[.plugins], let entries = reader.entries(plugins.value, what: "plugins") {
+        if let plugins = top[.plugins], let entries = section(plugins.value, what: "plugins") {
             let known = reader.known(entries, as: PluginsKey.self, in: "plugins")
             if let paths = known[.paths], let list = reader.stringList(paths.value, what: "plugins.paths") {
                 file.pluginPaths = list.map { path, _ in
@@ -136,10 +144,10 @@ struct JobFileParser {
             }
         }
         var pending = Pending(file: file, top: top)
-        if let node = top[.defaults], let entries = reader.entries(node.value, what: "defaults") {
+        if let node = top[.defaults], let entries = section(node.value, what: "defaults") {
             pending.defaults = reader.known(entries, as: JobKey.self, in: "defaults")
         }
-        if let jobs = top[.jobs] { pending.jobs = reader.entries(jobs.value, what: "jobs") }
+        if let jobs = top[.jobs] { pending.jobs = section(jobs.value, what: "jobs") }
         return pending
     }
 
@@ -154,7 +162,7 @@ struct JobFileParser {
                 guard Interpolation.isVariableName(name) else {
                     reader.error(
                         node,
-                        "secrets names environment variables; '\(name)' is not one (letters, digits and '_', not starting with a digit)"
+                        "secrets names environment variables; \(VisibleText.quoted(name)) is not one (letters, digits and '_', not starting with a digit)"
                     )
                     continue
                 }
@@ -164,13 +172,19 @@ struct JobFileParser {
         return file
     }
 
+    /// The entries of a top-level map section; none for one written with nothing after it
+    /// (`jobs:` alone is `jobs: {}`).
+    private mutating func section(_ node: Node, what: String) -> [Entry]? {
+        reader.isNull(node) ? [] : reader.entries(node, what: what)
+    }
+
     var diagnostics: [Diagnostic] { reader.diagnostics }
 
     /// The problems found, at most ``DiagnosticList/perFile`` of them listed.
     var problems: DiagnosticList { reader.problems }
 
     private mutating func parsePipelines(_ node: Node) -> [PipelineDefinition] {
-        guard let entries = reader.entries(node, what: "pipelines") else { return [] }
+        guard let entries = section(node, what: "pipelines") else { return [] }
         var result: [PipelineDefinition] = []
         for entry in entries {
             if let problem = Self.nameProblem(entry.key, what: "pipeline name") {
@@ -179,9 +193,10 @@ struct JobFileParser {
             }
             var pipeline = PipelineDefinition(name: entry.key, location: reader.location(entry.keyNode))
             if !reader.isNull(entry.value),
-                let fields = reader.entries(entry.value, what: "pipeline '\(entry.key)'")
+                let fields = reader.entries(entry.value, what: "pipeline \(VisibleText.quoted(entry.key))")
             {
-                let known = reader.known(fields, as: PipelineKey.self, in: "pipeline '\(entry.key)'")
+                let known = reader.known(
+                    fields, as: PipelineKey.self, in: "pipeline \(VisibleText.quoted(entry.key))")
                 if let node = known[.maxConcurrent]?.value,
                     let value = reader.int(node, what: "maxConcurrent", range: 0...1_000_000)
                 {
@@ -206,14 +221,14 @@ struct JobFileParser {
     private mutating func parseConstraints(_ node: Node) -> [(
         definition: ConstraintDefinition, location: SourceLocation
     )] {
-        guard let entries = reader.entries(node, what: "constraints") else { return [] }
+        guard let entries = section(node, what: "constraints") else { return [] }
         var result: [(definition: ConstraintDefinition, location: SourceLocation)] = []
         for entry in entries {
             if let problem = Self.nameProblem(entry.key, what: "constraint name") {
                 reader.error(entry.keyNode, problem)
                 continue
             }
-            let what = "constraint '\(entry.key)'"
+            let what = "constraint \(VisibleText.quoted(entry.key))"
             var definition = ConstraintDefinition(
                 name: entry.key, check: "", satisfy: "", workingDirectory: directory)
             if let fields = reader.entries(entry.value, what: what) {
@@ -221,7 +236,7 @@ struct JobFileParser {
                 for key in [ConstraintKey.check, .satisfy] {
                     let name = ConstraintKey.names[key.rawValue]
                     guard let value = known[key]?.value else {
-                        reader.error(entry.keyNode, "\(what) needs a '\(name)' command")
+                        reader.error(entry.keyNode, "\(what) needs a \(VisibleText.quoted(name)) command")
                         continue
                     }
                     let command = reader.nonEmptyString(value, what: "\(name) of \(what)") ?? ""
@@ -239,7 +254,7 @@ struct JobFileParser {
     }
 
     private mutating func parseConnectivity(_ node: Node) -> ConnectivitySettings? {
-        guard let entries = reader.entries(node, what: "connectivity") else { return nil }
+        guard let entries = section(node, what: "connectivity") else { return nil }
         let known = reader.known(entries, as: ConnectivityKey.self, in: "connectivity")
         var settings = ConnectivitySettings(workingDirectory: directory)
         if let probe = known[.probe]?.value {

@@ -24,7 +24,7 @@ enum MatrixNeeds {
                 clashes.append(
                     Diagnostic(
                         at: job.location,
-                        "job id '\(job.id)' is also the id of the matrix job at \(first); needs could not tell them apart, so rename one"
+                        "job id \(VisibleText.quoted(job.id)) is also the id of the matrix job at \(first); needs could not tell them apart, so rename one"
                     ))
             }
         }

@@ -47,6 +47,11 @@ struct NodeReader {
 
     mutating func add(_ diagnostic: Diagnostic) { problems.append(diagnostic) }
 
+    /// Counts errors that are not listed, the first of them at `location`.
+    mutating func count(errors: Int, at location: SourceLocation) {
+        problems.count(errors: errors, warnings: 0, at: location)
+    }
+
     /// Adds the problems another reader of this file found, after those found here.
     mutating func add(_ more: DiagnosticList) { problems.append(more) }
 
@@ -104,16 +109,8 @@ struct NodeReader {
         case .sequence: return "a list"
         case .scalar:
             if isNull(node) { return "nothing (null)" }
-            return "'\(Self.shortened(tree.text(node) ?? ""))'"
+            return VisibleText.quoted(tree.text(node) ?? "")
         }
-    }
-
-    /// A value as quoted in a message: its first 60 characters, so that one huge value does not
-    /// make a huge message.
-    static func shortened(_ text: String) -> String {
-        guard text.utf8.count > 60 else { return text }
-        let prefix = text.prefix(60)
-        return prefix.count < text.count ? prefix + "…" : text
     }
 
     /// The entries of a mapping, in order; reports non-string and duplicate keys. A merge key
@@ -144,7 +141,7 @@ struct NodeReader {
                 let place = location(first)
                 error(
                     keyNode,
-                    "duplicate key '\(key)' in \(what()) (first at line \(place.line), column \(place.column))"
+                    "duplicate key \(VisibleText.quoted(key)) in \(what()) (first at line \(place.line), column \(place.column))"
                 )
                 continue
             }
@@ -172,7 +169,7 @@ struct NodeReader {
             } else {
                 error(
                     entry.keyNode,
-                    "unknown key '\(entry.key)' in \(what())\(Suggestion.hint(for: entry.key, in: Key.names))"
+                    "unknown key \(VisibleText.quoted(entry.key)) in \(what())\(Suggestion.hint(for: entry.key, in: Key.names))"
                 )
             }
         }
@@ -236,7 +233,8 @@ struct NodeReader {
         guard let value = JobDuration.parse(text) else {
             error(
                 node,
-                "\(what): '\(text)' is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d")
+                "\(what): \(VisibleText.quoted(text)) is not a duration; write it like 30s, 15m, 1h30m, 500ms or 1d"
+            )
             return nil
         }
         if !allowZero && value <= .zero {
@@ -254,7 +252,7 @@ struct NodeReader {
         let names = Value.allCases.map(\.rawValue)
         error(
             node,
-            "\(what) must be one of \(names.joined(separator: ", ")), not '\(text)'\(Suggestion.hint(for: text, in: names))"
+            "\(what) must be one of \(names.joined(separator: ", ")), not \(VisibleText.quoted(text))\(Suggestion.hint(for: text, in: names))"
         )
         return nil
     }

@@ -311,7 +311,9 @@ enum TreeJoiner {
         tree.depth += 1
         // What each piece could not see: keys repeated across pieces (the whole reports them).
         for record in [jobsRecord, rootRecord]
-        where tree.duplicateKeys(tree.children[Int(record.start)..<Int(record.start + record.count)]) != nil {
+        where !tree.duplicateKeys(
+            tree.children[Int(record.start)..<Int(record.start + record.count)], keeping: 1
+        ).kept.isEmpty {
             return nil
         }
         return (tree, YAMLTree.Node(index: root))

@@ -8,15 +8,50 @@ import JobRunnerCore
 /// problem turned into the message and place a diagnostic shows.
 ///
 /// It keeps what the loader did when Yams composed the files: one document per file, the first
-/// problem only (a file that does not parse has nothing else worth reporting), duplicate keys
-/// compared by text and tag, and, in a file with aliases, a budget problem anywhere before the
-/// first syntax error reported ahead of any other.
+/// problem only (a file that does not parse has nothing else worth reporting) besides every
+/// repeated key found before it, duplicate keys compared by text and tag, and, in a file with
+/// aliases, a budget problem anywhere before the first syntax error reported ahead of any other.
 struct YAMLComposer {
     /// Why a file could not be composed: the message, and where (from 1).
     struct Failure: Error, Equatable {
         var message: String
         var line: Int
         var column: Int
+        /// Another place in the file the message names (the other of two duplicate keys):
+        /// written after `message` as `FILE:LINE:COLUMN`, followed by its `ending`.
+        var other: OtherPlace?
+        /// The problems found beside this one (every repeated key), each reported on its own.
+        var more: [Failure] = []
+        /// Repeated keys found beside this one beyond ``YAMLComposer/keptDuplicates``: only
+        /// counted, like the problems of a file beyond those listed.
+        var counted: Counted?
+
+        struct Counted: Equatable {
+            var errors: Int
+            /// The first place among them.
+            var line: Int
+            var column: Int
+
+            func adding(_ other: Counted) -> Counted {
+                let first = (line, column) <= (other.line, other.column) ? self : other
+                return Counted(errors: errors + other.errors, line: first.line, column: first.column)
+            }
+        }
+
+        struct OtherPlace: Equatable {
+            var line: Int
+            var column: Int
+            var ending: String
+        }
+
+        /// The message as a diagnostic in `file` shows it.
+        func message(in file: String) -> String {
+            guard let other else { return message }
+            return message + "\(file):\(other.line):\(other.column)" + other.ending
+        }
+
+        /// This problem and those found beside it.
+        var all: [Failure] { [self] + more }
     }
 
     /// The tree of `text`, with its root (nil for a file with no document), or the first problem.
@@ -44,6 +79,13 @@ struct YAMLComposer {
     private var documents = 0
     /// A problem found while the budget still counts the rest of the file (see the type's note).
     private var problem: Failure?
+    /// Every repeated key found so far (the file is composed on, to find them all): the first
+    /// ``keptDuplicates`` problems with their messages, the rest counted.
+    private var duplicates: [Failure] = []
+    private var countedDuplicates: Failure.Counted?
+    /// Far more than a file's listed problems (``DiagnosticList/perFile``), few enough that a
+    /// file of repeats costs no more memory than its text.
+    static let keptDuplicates = 1_000
 
     private init(text: String) {
         self.text = text
@@ -75,20 +117,35 @@ struct YAMLComposer {
         while true {
             var event = yaml_event_t()
             guard yaml_parser_parse(&parser, &event) == 1 else {
-                return .failure(problem ?? failure(of: parser))
+                return .failure(withDuplicates(problem ?? failure(of: parser)))
             }
             defer { yaml_event_delete(&event) }
             do {
                 if try take(&event) {
-                    if let problem { return .failure(problem) }
+                    if let problem { return .failure(withDuplicates(problem)) }
+                    if var first = duplicates.first {
+                        first.more = Array(duplicates.dropFirst())
+                        first.counted = countedDuplicates
+                        return .failure(first)
+                    }
                     return .success((tree, root.map { YAMLTree.Node(index: Int($0)) }))
                 }
             } catch {
-                return .failure(error)
+                return .failure(withDuplicates(error))
             }
             // Without aliases nothing can come before a problem already found.
-            if problem != nil && !countsAliases { return .failure(problem ?? failure(of: parser)) }
+            if problem != nil && !countsAliases {
+                return .failure(withDuplicates(problem ?? failure(of: parser)))
+            }
         }
+    }
+
+    /// `failure`, with the repeated keys found before it.
+    private func withDuplicates(_ failure: Failure) -> Failure {
+        var failure = failure
+        failure.more += duplicates
+        failure.counted = countedDuplicates
+        return failure
     }
 
     /// Adds one event to the tree; true at the end of the stream.
@@ -157,11 +214,15 @@ struct YAMLComposer {
             if countsAliases { budget.end() }
             guard problem == nil, let collection = open.popLast() else { return false }
             let count = pendingChildren.count - collection.firstChild
-            if event.type == YAML_MAPPING_END_EVENT,
-                let duplicates = tree.duplicateKeys(pendingChildren[collection.firstChild...])
-            {
-                problem = duplicates
-                return false
+            if event.type == YAML_MAPPING_END_EVENT {
+                // The map is kept as it is (the file fails anyway), so that later repeats are found.
+                let found = tree.duplicateKeys(
+                    pendingChildren[collection.firstChild...], keeping: Self.keptDuplicates - duplicates.count
+                )
+                duplicates += found.kept
+                if let more = found.counted {
+                    countedDuplicates = countedDuplicates.map { $0.adding(more) } ?? more
+                }
             }
             tree.records[collection.record].start = UInt32(tree.children.count)
             tree.records[collection.record].count = UInt32(count)
@@ -242,8 +303,17 @@ extension YAMLComposer {
                         "values are nested more than \(AliasBudget.maxDepth) levels deep; flatten this file",
                     line: line, column: column)
             }
-            let context = parser.context.map { " " + String(cString: $0) } ?? ""
-            return Failure(message: "invalid YAML: \(problem)\(context)", line: line, column: column)
+            let context = parser.context.map { String(cString: $0) }
+            if context == "while scanning a quoted scalar", problem == "found unexpected end of stream" {
+                // The end of the file is no place to look for it: where the string starts is.
+                return Failure(
+                    message:
+                        "invalid YAML: a quoted string starting here is never closed; end it with the quote it starts with",
+                    line: Int(parser.context_mark.line) + 1, column: Int(parser.context_mark.column) + 1)
+            }
+            return Failure(
+                message: "invalid YAML: \(problem)\(context.map { " " + $0 } ?? "")", line: line,
+                column: column)
         default:
             return Failure(message: "invalid YAML: Memory error", line: 1, column: 1)
         }

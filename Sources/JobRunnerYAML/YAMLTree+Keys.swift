@@ -1,19 +1,26 @@
+import JobRunnerCore
+
 extension YAMLTree {
-    /// The keys of a closing map (its children, key and value in turn) that repeat, as the
-    /// message Yams gave: every repeated key by order of text, at the first one's first place.
-    func duplicateKeys(_ children: ArraySlice<UInt32>) -> YAMLComposer.Failure? {
+    /// The keys of a closing map (its children, key and value in turn) that repeat: for each
+    /// repeat, one problem at it that names the first key of its text, and one at that first
+    /// key that names the repeat; none when every key differs. At most `limit` problems are
+    /// kept; the others are only counted, so that a file of a million repeats does not make
+    /// a million messages.
+    func duplicateKeys(_ children: ArraySlice<UInt32>, keeping limit: Int = .max) -> (
+        kept: [YAMLComposer.Failure], counted: YAMLComposer.Failure.Counted?
+    ) {
         // Most maps are small, with distinct plain keys: compared in place, without allocating.
-        if children.count <= 32, !hasRepeatedKey(children) { return nil }
+        if children.count <= 32, !hasRepeatedKey(children) { return ([], nil) }
         let keys = stride(from: children.startIndex, to: children.endIndex, by: 2).map {
             YAMLTree.Node(index: Int(children[$0]))
         }
-        guard keys.count > 1 else { return nil }
+        guard keys.count > 1 else { return ([], nil) }
         if keys.count > 16,
             keys.allSatisfy({ records[$0.index].kind == .scalar && records[$0.index].tag == 0 })
         {
-            if haveDistinctASCIITexts(keys) { return nil }
+            if haveDistinctASCIITexts(keys) { return ([], nil) }
             var seen = Set<String>(minimumCapacity: keys.count)
-            guard !keys.allSatisfy({ seen.insert(text($0) ?? "").inserted }) else { return nil }
+            guard !keys.allSatisfy({ seen.insert(text($0) ?? "").inserted }) else { return ([], nil) }
         }
         // For each key, the first key equal to it.
         var first = Array(0..<keys.count)
@@ -48,15 +55,32 @@ extension YAMLTree {
                 runStart = runEnd
             }
         }
-        let repeated = Set(first.indices.filter { first[$0] != $0 }.map { first[$0] })
-        guard !repeated.isEmpty else { return nil }
-        let sorted = repeated.map { keys[$0] }.sorted { keyPrecedes($0, $1) }
-        let names = sorted.map { "'\(text($0) ?? "<uncovertable>")'" }.joined(separator: ", ")
-        let place = mark(sorted[0])
-        return YAMLComposer.Failure(
-            message:
-                "duplicate key \(names) in one map: each key (and each job id) may appear only once; rename or remove the repeat",
-            line: place.line, column: place.column)
+        var problems: [YAMLComposer.Failure] = []
+        var counted: YAMLComposer.Failure.Counted?
+        for (later, earlier) in first.enumerated() where earlier != later {
+            guard problems.count < limit else {
+                // Both places are counted; the first key comes before its repeat.
+                let original = mark(keys[earlier])
+                let more = YAMLComposer.Failure.Counted(
+                    errors: 2, line: original.line, column: original.column)
+                counted = counted.map { $0.adding(more) } ?? more
+                continue
+            }
+            let name = VisibleText.quoted(text(keys[later]) ?? "<uncovertable>")
+            let (again, original) = (mark(keys[later]), mark(keys[earlier]))
+            let message =
+                "duplicate key \(name) in one map: each key (and each job id) may appear only once; "
+            let ending = "; rename or remove the repeat"
+            problems.append(
+                YAMLComposer.Failure(
+                    message: message + "it is also defined at ", line: again.line, column: again.column,
+                    other: .init(line: original.line, column: original.column, ending: ending)))
+            problems.append(
+                YAMLComposer.Failure(
+                    message: message + "it is repeated at ", line: original.line, column: original.column,
+                    other: .init(line: again.line, column: again.column, ending: ending)))
+        }
+        return (problems, counted)
     }
 
     /// Whether the texts of `keys` (scalars) are all ASCII and all differ, told by their bytes'

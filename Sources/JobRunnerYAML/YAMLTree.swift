@@ -190,28 +190,4 @@ extension YAMLTree {
             }
         }
     }
-
-    /// Orders keys as Yams did when it named duplicates: scalars by text, lists and maps by
-    /// their items (maps by their keys); a scalar and a list are not ordered.
-    func keyPrecedes(_ a: Node, _ b: Node) -> Bool {
-        let left = records[a.index]
-        let right = records[b.index]
-        switch (left.kind, right.kind) {
-        case (.scalar, .scalar):
-            return (text(a) ?? "") < (text(b) ?? "")
-        case (.sequence, .sequence), (.mapping, .mapping):
-            let step = left.kind == .mapping ? 2 : 1
-            let leftCount = Int(left.count) / step
-            let rightCount = Int(right.count) / step
-            for offset in 0..<min(leftCount, rightCount) {
-                let x = Node(index: Int(children[Int(left.start) + offset * step]))
-                let y = Node(index: Int(children[Int(right.start) + offset * step]))
-                if keyPrecedes(x, y) { return true }
-                if keyPrecedes(y, x) { return false }
-            }
-            return leftCount < rightCount
-        default:
-            return false
-        }
-    }
 }

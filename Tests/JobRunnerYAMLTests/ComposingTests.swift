@@ -12,35 +12,43 @@ import Testing
         JobFileLoader.load(texts: [("jobs.yaml", text)], environment: [:]).diagnostics.map(\.description)
     }
 
-    private func duplicate(_ keys: String, at place: String) -> String {
-        "jobs.yaml:\(place): error: duplicate key \(keys) in one map: each key (and each job id) may appear only once; rename or remove the repeat"
+    /// The two lines of a key repeated in one map: at its first place, and at the repeat.
+    private func duplicate(_ key: String, first: String, again: String) -> [String] {
+        let text = "duplicate key \(key) in one map: each key (and each job id) may appear only once; "
+        return [
+            "jobs.yaml:\(first): error: \(text)it is repeated at jobs.yaml:\(again); rename or remove the repeat",
+            "jobs.yaml:\(again): error: \(text)it is also defined at jobs.yaml:\(first); rename or remove the repeat",
+        ]
     }
 
     // MARK: Duplicate keys
 
-    @Test func aDuplicateKeyDeepInAValueIsReportedAtItsFirstPlace() {
+    @Test func aDuplicateKeyDeepInAValueIsReportedAtBothPlaces() {
         #expect(
             messages("jobs:\n  a:\n    run: x\n    with:\n      deep: { k: 1, k: 2 }\n")
-                == [duplicate("'k'", at: "5:15")])
+                == duplicate("'k'", first: "5:15", again: "5:21"))
     }
 
-    @Test func severalDuplicateKeysOfOneMapAreNamedInOrderAtTheFirstOnesPlace() {
+    @Test func severalDuplicateKeysOfOneMapAreEachReportedAtBothPlaces() {
+        let run = duplicate("'run'", first: "3:5", again: "5:5")
+        let timeout = duplicate("'timeout'", first: "4:5", again: "7:5")
         #expect(
             messages(
                 "jobs:\n  a:\n    run: x\n    timeout: 1s\n    run: y\n    priority: 1\n    timeout: 2s\n")
-                == [duplicate("'run', 'timeout'", at: "3:5")])
+                == [run[0], timeout[0], run[1], timeout[1]])
     }
 
     @Test func aQuotedKeyRepeatsThePlainOne() {
-        #expect(messages("jobs:\n  a: { run: x }\n  \"a\": { run: y }\n") == [duplicate("'a'", at: "2:3")])
+        #expect(
+            messages("jobs:\n  a: { run: x }\n  \"a\": { run: y }\n")
+                == duplicate("'a'", first: "2:3", again: "3:3"))
     }
 
     @Test func keysThatAreTheSameTextInUnicodeRepeatEachOther() {
         // é as one character, then as e and a combining accent.
         #expect(
-            messages("jobs:\n  \u{E9}: { run: x }\n  e\u{301}: { run: y }\n") == [
-                duplicate("'\u{E9}'", at: "2:3")
-            ])
+            messages("jobs:\n  \u{E9}: { run: x }\n  e\u{301}: { run: y }\n")
+                == duplicate("'\u{E9}'", first: "2:3", again: "3:3"))
     }
 
     /// Many keys are first told apart by their bytes' hashes; those are only the same text in
@@ -49,7 +57,7 @@ import Testing
         var text = "jobs:\n  \u{E9}: { run: x }\n"
         for index in 0..<40 { text += "  j\(index): { run: x }\n" }
         text += "  e\u{301}: { run: y }\n"
-        #expect(messages(text) == [duplicate("'\u{E9}'", at: "2:3")])
+        #expect(messages(text) == duplicate("'\u{E9}'", first: "2:3", again: "43:3"))
         var distinct = "jobs:\n  a: { run: x }\nx-notes:\n"
         for index in 0..<40 { distinct += "  \u{E9}\(index): \(index)\n" }
         #expect(messages(distinct).isEmpty)
@@ -59,7 +67,9 @@ import Testing
         var text = "jobs:\n"
         for index in 0..<40 { text += "  j\(index): { run: x }\n" }
         text += "  j7: { run: y }\n  j3: { run: y }\n"
-        #expect(messages(text) == [duplicate("'j3', 'j7'", at: "5:3")])
+        let j3 = duplicate("'j3'", first: "5:3", again: "43:3")
+        let j7 = duplicate("'j7'", first: "9:3", again: "42:3")
+        #expect(messages(text) == [j3[0], j7[0], j7[1], j3[1]])
     }
 
     @Test func keysOfTheSameTextWithDifferentTagsAreReportedByTheReader() {
@@ -76,9 +86,8 @@ import Testing
                 "jobs.yaml:3:5: error: keys of jobs must be plain words, not a map",
             ])
         #expect(
-            messages("jobs:\n  [a, b]: { run: x }\n  [a, b]: { run: y }\n") == [
-                duplicate("'<uncovertable>'", at: "2:3")
-            ])
+            messages("jobs:\n  [a, b]: { run: x }\n  [a, b]: { run: y }\n")
+                == duplicate("'<uncovertable>'", first: "2:3", again: "3:3"))
     }
 
     // MARK: Anchors, aliases and merge keys
@@ -141,16 +150,20 @@ import Testing
             ])
     }
 
-    @Test func theBudgetComesBeforeAnEarlierDuplicateKeyOrASecondDocument() {
+    @Test func theBudgetComesBeforeASecondDocumentAndBesideAnEarlierDuplicateKey() {
         let bomb =
             "x: [&a [" + String(repeating: "1,", count: 999) + "1], "
             + String(repeating: "*a, ", count: 120) + "1]\n"
         let budget =
             "YAML aliases here make this file stand for more than 100000 values (*a stands for 1001 values at this point, as in a 'billion laughs' file); write the values out or alias less"
-        #expect(messages("jobs: { a: 1, a: 2 }\n" + bomb) == ["jobs.yaml:2:2407: error: \(budget)"])
+        #expect(
+            messages("jobs: { a: 1, a: 2 }\n" + bomb)
+                == duplicate("'a'", first: "1:9", again: "1:15") + ["jobs.yaml:2:2407: error: \(budget)"])
         #expect(messages("jobs: {}\n---\n" + bomb) == ["jobs.yaml:3:2407: error: \(budget)"])
         #expect(
-            messages("jobs: { a: 1, a: 2 }\n" + "x: [*a, *a]\n") == [duplicate("'a'", at: "1:9")],
+            messages("jobs: { a: 1, a: 2 }\n" + "x: [*a, *a]\n")
+                == duplicate("'a'", first: "1:9", again: "1:15")
+                + ["jobs.yaml:2:5: error: invalid YAML: found undefined alias"],
             "with too few aliases, the duplicate stands")
     }
 

@@ -88,27 +88,29 @@ public struct CronParseError: Error, Sendable, Hashable, CustomStringConvertible
                 "cron needs 5 fields (minute hour day-of-month month day-of-week), got \(count), like '*/15 * * * *'"
         case .unknownMacro(let word):
             return
-                "unknown cron macro '\(word)'; use @hourly, @daily, @midnight, @weekly, @monthly, @yearly or @annually"
+                "unknown cron macro \(VisibleText.quoted(word)); use @hourly, @daily, @midnight, @weekly, @monthly, @yearly or @annually"
         case .emptyItem:
             return "\(place) has an empty item; separate values with single commas, like 1,15,30"
         case .notANumber(let text):
-            return "\(place) '\(text)' is not a number in \(range)"
+            return "\(place) \(VisibleText.quoted(text)) is not a number in \(range)"
         case .unknownName(let text):
             if field == .month {
-                return "\(place): unknown month name '\(text)'; use jan-dec or 1-12"
+                return "\(place): unknown month name \(VisibleText.quoted(text)); use jan-dec or 1-12"
             }
-            return "\(place): unknown weekday name '\(text)'; use sun-sat or 0-7 (0 and 7 are Sunday)"
+            return
+                "\(place): unknown weekday name \(VisibleText.quoted(text)); use sun-sat or 0-7 (0 and 7 are Sunday)"
         case .outOfRange(let text):
-            return "\(place) '\(text)' is out of range \(range)"
+            return "\(place) \(VisibleText.quoted(text)) is out of range \(range)"
         case .stepNotANumber(let text):
-            return "\(place): step '\(text)' is not a whole number; write it like */15"
+            return "\(place): step \(VisibleText.quoted(text)) is not a whole number; write it like */15"
         case .stepTooSmall:
             return "\(place): step must be at least 1"
         case .backwardsRange(let text):
             let sunday =
                 field == .dayOfWeek
                 ? " (for a range that ends on Sunday, write 7 for it: sat-sun is 6-7)" : ""
-            return "\(place) range '\(text)' goes backwards; write the smaller value first\(sunday)"
+            return
+                "\(place) range \(VisibleText.quoted(text)) goes backwards; write the smaller value first\(sunday)"
         case .neverFires(let days, let months):
             let dayWords =
                 days.count == 1

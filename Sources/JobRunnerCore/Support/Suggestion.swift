@@ -14,7 +14,7 @@ public enum Suggestion {
     }
 
     public static func hint(for word: String, in candidates: [String]) -> String {
-        closest(to: word, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
+        closest(to: word, in: candidates).map { "; did you mean \(VisibleText.quoted($0))?" } ?? ""
     }
 
     private static func editDistance(_ a: String, _ b: String) -> Int {

@@ -6,6 +6,22 @@
 /// reads `status` or the progress lines. Every control character is therefore shown as an escape
 /// that can be read: `\n`, `\r`, `\t`, `\0`, and `\x1B` (C0 and DEL) or `\u{9B}` (C1) for the rest.
 public enum VisibleText {
+    /// The longest value a message quotes whole, in characters.
+    public static let quotedLength = 60
+
+    /// A value as a message quotes it: in single quotes, cut to its first ``quotedLength``
+    /// characters (`…` marks the cut), so that one huge value does not make a huge message.
+    public static func quoted(_ text: some StringProtocol) -> String {
+        "'\(shortened(text))'"
+    }
+
+    /// `text` cut to its first ``quotedLength`` characters, `…` marking the cut.
+    public static func shortened(_ text: some StringProtocol) -> String {
+        guard text.utf8.count > quotedLength else { return String(text) }
+        let prefix = text.prefix(quotedLength)
+        return prefix.count < text.count ? prefix + "…" : String(text)
+    }
+
     /// `text` with every control character written as a visible escape; unchanged (and not
     /// copied character by character) when it has none.
     public static func escaped(_ text: some StringProtocol) -> String {
