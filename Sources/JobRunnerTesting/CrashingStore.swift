@@ -4,13 +4,13 @@ import Synchronization
 /// A store as a runner killed (`kill -9`) right after a chosen commit leaves it: that commit
 /// and those before it go to the store it wraps; every later one fails and changes nothing, so
 /// the runner stops without storing anything more. ``crashed()`` returns once that commit is in.
-public final class CrashingStore: QueueStore {
+public final class CrashingStore: ForwardingStore {
     private struct State {
         var crashed = false
         var watchers: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let inner: any QueueStore
+    public let inner: any QueueStore
     private let isLast: @Sendable ([StoreChange]) -> Bool
     private let state = Mutex(State())
 
@@ -52,21 +52,5 @@ public final class CrashingStore: QueueStore {
             }
             if now { continuation.resume() }
         }
-    }
-
-    public func currentRunID() throws(StoreError) -> String? { try inner.currentRunID() }
-    public func snapshot(runID: String) throws(StoreError) -> RunSnapshot? {
-        try inner.snapshot(runID: runID)
-    }
-    public func runs() throws(StoreError) -> [RunRecord] { try inner.runs() }
-    public func pipelines() throws(StoreError) -> [String: PipelineRecord] { try inner.pipelines() }
-    public func schedules() throws(StoreError) -> [String: ScheduleRecord] { try inner.schedules() }
-    public func requests(runID: String) throws(StoreError) -> [OperatorRequest] {
-        try inner.requests(runID: runID)
-    }
-    public func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void)
-        throws(StoreError) -> PipelineRecord
-    {
-        try inner.updatePipeline(name, change)
     }
 }

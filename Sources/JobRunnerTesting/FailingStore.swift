@@ -4,8 +4,8 @@ import Synchronization
 /// A store whose commits fail on demand, as on a full disk: reads and the commits before
 /// ``startFailing(_:)`` go to the store it wraps; from then on every commit fails and changes
 /// nothing.
-public final class FailingStore: QueueStore {
-    private let inner: any QueueStore
+public final class FailingStore: ForwardingStore {
+    public let inner: any QueueStore
     private let failure = Mutex<StoreError?>(nil)
 
     public init(_ inner: any QueueStore = InMemoryQueueStore()) { self.inner = inner }
@@ -25,21 +25,5 @@ public final class FailingStore: QueueStore {
             return
         }
         inner.submit(changes, completion: completion)
-    }
-
-    public func currentRunID() throws(StoreError) -> String? { try inner.currentRunID() }
-    public func snapshot(runID: String) throws(StoreError) -> RunSnapshot? {
-        try inner.snapshot(runID: runID)
-    }
-    public func runs() throws(StoreError) -> [RunRecord] { try inner.runs() }
-    public func pipelines() throws(StoreError) -> [String: PipelineRecord] { try inner.pipelines() }
-    public func schedules() throws(StoreError) -> [String: ScheduleRecord] { try inner.schedules() }
-    public func requests(runID: String) throws(StoreError) -> [OperatorRequest] {
-        try inner.requests(runID: runID)
-    }
-    public func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void)
-        throws(StoreError) -> PipelineRecord
-    {
-        try inner.updatePipeline(name, change)
     }
 }

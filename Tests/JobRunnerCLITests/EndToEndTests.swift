@@ -145,7 +145,7 @@ import Testing
                 run: echo one
               slow:
                 needs: [first]
-                run: test -f ../release || exec sleep 30
+                run: test -f ../release || exec sleep 600
               last:
                 needs: [slow]
                 run: echo done

@@ -23,6 +23,8 @@ import Testing
         }
     }
 
+    // The `satisfy`s sleep far longer than a loaded machine may keep this test from sending its
+    // signal (a 30 s sleep once ended by itself first, and the run with it).
     @Test func aStopDuringSatisfyLeavesTheJobWaitingAndTheRunResumable() async throws {
         let workspace = try Workspace(files: [
             "jobs.yaml": """
@@ -31,7 +33,7 @@ import Testing
                 check: test -f ../tok
                 satisfy: |
                   echo "start $$" >> ../marks
-                  if [ ! -f ../release ]; then sleep 30; fi
+                  if [ ! -f ../release ]; then sleep 600; fi
                   touch ../tok
             jobs:
               a: { run: echo a, constraints: [t], retry: { attempts: 3 } }
@@ -78,7 +80,7 @@ import Testing
                     touch ../tok
                     exit 0
                   fi
-                  sleep 30
+                  sleep 600
             jobs:
               a: { run: echo a, constraints: [t] }
             """
