@@ -140,7 +140,12 @@ public final class CappedLog: Sendable {
                     dropped = note.count
                     note = Self.note(cut: cut + dropped, limit: headLimit + tailLimit)
                 }
-                if dropped >= note.count { ordered.removeFirst(dropped) }
+                if dropped >= note.count {
+                    ordered.removeFirst(dropped)
+                } else {
+                    // Nothing taken from the tail: the note counts only what was cut.
+                    note = Self.note(cut: cut, limit: headLimit + tailLimit)
+                }
                 note.withUnsafeBytes { writeAll($0) }
             }
             ordered.withUnsafeBytes { writeAll($0) }

@@ -16,10 +16,12 @@ extension ChildProcess {
             output: .keep(lastBytes: shortCommandOutput), timeout: limit, clock: clock)
     }
 
-    /// A short command whose shell first writes `PID -` (a ``SatisfyProcess`` without a start
+    /// A short command whose shell first appends `PID -` (a ``SatisfyProcess`` without a start
     /// time) to the file at `record`, then becomes the command's shell (`exec`: same pid, same
     /// group): the record exists before the command does anything, however long the runner
-    /// takes to learn the pid. A record that cannot be written does not stop the command.
+    /// takes to learn the pid. It appends, so that a runner that wrote the whole record with the
+    /// start time first keeps it: only the first line is read. A record that cannot be written
+    /// does not stop the command.
     static func shortCommand(
         _ command: String, in directory: String?, limit: Duration, clock: any RunnerClock,
         recordingPIDIn record: String
@@ -27,7 +29,7 @@ extension ChildProcess {
         ChildProcess(
             program: .path("/bin/sh"),
             arguments: [
-                "-c", #"{ echo "$$ -" > "$0"; } 2>/dev/null; exec /bin/sh -c "$1""#, record, command,
+                "-c", #"{ echo "$$ -" >> "$0"; } 2>/dev/null; exec /bin/sh -c "$1""#, record, command,
             ],
             workingDirectory: directory, output: .keep(lastBytes: shortCommandOutput), timeout: limit,
             clock: clock)

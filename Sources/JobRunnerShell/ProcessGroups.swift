@@ -132,8 +132,10 @@ public struct ProcessGroups: OrphanTerminator {
     public func terminate(_ satisfy: SatisfyProcess) async {
         let current = startTime(of: satisfy.pid)
         // A leader gone with its group alive still names the group: no other process may take
-        // its pid while the group exists.
-        guard satisfy.startTime == nil || current == nil || current == satisfy.startTime else { return }
+        // its pid while the group exists. A live process is ended only when its start time is
+        // the one recorded: a record without one cannot tell the satisfy from a process that
+        // took its pid since, and that process is left alone.
+        guard current == nil || (satisfy.startTime != nil && current == satisfy.startTime) else { return }
         await Self.terminate(group: satisfy.pid, killGrace: killGrace, clock: clock)
         Self.reapOrphans()
     }

@@ -31,6 +31,8 @@ public struct ShellConstraints: ConstraintRunner {
             try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        // The shell appends to the record: one left by an earlier satisfy must not come first.
+        try? FileManager.default.removeItem(atPath: processPath)
         let outcome = await ChildProcess.shortCommand(
             constraint.satisfy, in: constraint.workingDirectory, limit: constraint.timeout, clock: clock,
             recordingPIDIn: processPath

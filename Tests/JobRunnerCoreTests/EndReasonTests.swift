@@ -14,5 +14,8 @@ import Testing
                 == "cannot start: cannot enter the working directory /nonexistent: No such file or directory")
         #expect(EndReason(AttemptResult(outcome: .failed, exitCode: 127)).words == "exit:127")
         #expect(EndReason(AttemptResult(outcome: .failed, exitCode: 2, reason: "anything")).words == "exit:2")
+        #expect(
+            EndReason(AttemptResult(outcome: .failed, exitCode: 3, reason: "cannot start: the engine")).words
+                == "exit:3", "only a command that could not start (exit 127) says so")
     }
 }

@@ -35,6 +35,31 @@ import Testing
         #expect(second.started.isEmpty, "none twice")
     }
 
+    /// Restarts after downtime while one occurrence runs add their backlogs to the stored one:
+    /// it keeps the newest `catchUpLimit` dates, and the older are recorded missed (it grew by
+    /// 99 dates per restart).
+    @Test func aBacklogAddedToAfterRestartsKeepsTheNewestHundred() {
+        let jobs = [everyMinute(catchUp: .all, seconds: 60)]
+        let record = ScheduleRecord(
+            jobID: "refresh", anchor: Date(timeIntervalSince1970: 1_800_000_000),
+            lastScheduled: Date(timeIntervalSince1970: 1_800_000_000), schedule: "every 60.0s")
+        var driver = TimetableDriver(jobs, records: ["refresh": record])
+        driver.tick(at: 60 * 100)
+        let running: TimeInterval? = driver.started.first
+        #expect(running != nil, "the first caught-up date runs")
+        for round in 1...3 {
+            var next = driver.restarted(jobs)
+            if let running {
+                next.timetable.resumed(Occurrence(jobID: "refresh", scheduledAt: driver.date(running)))
+            }
+            next.tick(at: TimeInterval(60 * 100 * (round + 1)))
+            let waiting = next.stored["refresh"]?.backlog.count ?? 0
+            #expect(waiting <= Timetable.catchUpLimit, "round \(round): \(waiting) dates wait")
+            if round > 1 { #expect(!next.missed.isEmpty, "round \(round): the oldest are recorded missed") }
+            driver = next
+        }
+    }
+
     @Test func aCatchUpBacklogSurvivesACrashAfterItsSecondStarted() {
         var first = afterDowntime()
         first.end("refresh", scheduledAt: 300)

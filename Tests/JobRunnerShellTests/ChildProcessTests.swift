@@ -183,6 +183,21 @@ import Testing
         #expect(!ProcessGroups.isAlive(group: group))
     }
 
+    /// A satisfy record without a start time (its runner died before adding it) cannot tell the
+    /// satisfy from a process that took its pid since: a live group under that pid is left
+    /// alone; with the start time recorded, the group is ended.
+    @Test func aLiveGroupIsNotEndedOnASatisfyRecordWithoutAStartTime() async {
+        let box = PIDBox()
+        let child = shell("sleep 600", clock: SystemClock())
+        let run = Task { await child.run(onSpawn: { box.set($0) }) }
+        let group = await box.spawned()
+        let groups = ProcessGroups(clock: SystemClock(), killGrace: .seconds(5))
+        await groups.terminate(SatisfyProcess(pid: group, startTime: nil))
+        #expect(ProcessGroups.isAlive(group: group), "an unverifiable record ends nothing")
+        await groups.terminate(SatisfyProcess(pid: group, startTime: groups.startTime(of: group)))
+        #expect(await run.value.termination == .signalled(SIGTERM), "the recorded process is ended")
+    }
+
     @Test func orphanTerminationUsesTheSameGraceOnTheClock() async {
         let clock = ManualClock()
         let box = PIDBox()

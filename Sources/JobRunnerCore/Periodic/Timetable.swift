@@ -204,6 +204,13 @@ public struct Timetable {
                 // A backlog runs in full, one after another, whatever `overlap` says of new ones.
                 backlog[id, default: []] += arriving.dropFirst()
                 arriving = Array(arriving.prefix(1))
+                // A backlog restored after a crash and a new one together keep the newest
+                // `catchUpLimit` (SPEC 5.8: at most 100); the older ones are recorded missed.
+                if let waiting = backlog[id], waiting.count > Self.catchUpLimit {
+                    let over = waiting.count - Self.catchUpLimit
+                    decision.missed += waiting.prefix(over)
+                    backlog[id] = Array(waiting.dropFirst(over))
+                }
             }
             for occurrence in arriving { arrive(occurrence, job: job, into: &decision) }
             // Stored with the dates it passed: those that do not start now wait in it.

@@ -84,7 +84,7 @@ public enum EndReason: Sendable, Hashable {
     /// The reason an attempt's result gives: its exit code or signal when it has one, else the
     /// handler's words. A command that could not be started has exit code 127 and says why.
     public init(_ result: AttemptResult) {
-        if let reason = result.reason, reason.hasPrefix(Self.cannotStartPrefix) {
+        if result.exitCode == 127, let reason = result.reason, reason.hasPrefix(Self.cannotStartPrefix) {
             self = .message(reason)
             return
         }
