@@ -177,6 +177,13 @@ import Testing
         #expect(resumed.stdout.contains("(resumed)"))
         #expect(!resumed.stdout.contains("started     first"), "a finished job does not run again")
         #expect(resumed.stdout.contains("started     slow (attempt 2)"))
+        // SPEC 5.9: a resumed run says so on its first line; a new run does not.
+        let first = try #require(resumed.stdout.split(separator: "\n").first)
+        #expect(first.contains("resuming    run "), "first line: \(first)")
+        #expect(first.hasSuffix(": 1 of 3 jobs final already"), "first line: \(first)")
+        let fresh = try await workspace.run("run", "jobs", "--new", "--progress", "plain")
+        #expect(fresh.status == 0)
+        #expect(!fresh.stdout.contains("resuming"), "a new run does not say it resumes")
     }
 }
 
