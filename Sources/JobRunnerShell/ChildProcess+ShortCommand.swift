@@ -16,12 +16,13 @@ extension ChildProcess {
             output: .keep(lastBytes: shortCommandOutput), timeout: limit, clock: clock)
     }
 
-    /// A short command whose shell first appends `PID -` (a ``SatisfyProcess`` without a start
-    /// time) to the file at `record`, then becomes the command's shell (`exec`: same pid, same
-    /// group): the record exists before the command does anything, however long the runner
-    /// takes to learn the pid. It appends, so that a runner that wrote the whole record with the
-    /// start time first keeps it: only the first line is read. A record that cannot be written
-    /// does not stop the command.
+    /// A short command whose shell first writes its ``SatisfyProcess`` (`PID STARTTIME`, the
+    /// start time read from its own `/proc/PID/stat`; `PID -` when that cannot be read) to the
+    /// file at `record`, then becomes the command's shell (`exec`: same pid, same group, same
+    /// start time). The shell is the record's only writer, and it writes before the command
+    /// does anything: a runner killed at any moment after the spawn leaves a record the next
+    /// one can check against a reused pid. A record that cannot be written does not stop the
+    /// command.
     static func shortCommand(
         _ command: String, in directory: String?, limit: Duration, clock: any RunnerClock,
         recordingPIDIn record: String
@@ -29,11 +30,21 @@ extension ChildProcess {
         ChildProcess(
             program: .path("/bin/sh"),
             arguments: [
-                "-c", #"{ echo "$$ -" >> "$0"; } 2>/dev/null; exec /bin/sh -c "$1""#, record, command,
+                "-c", Self.recordingShell, record, command,
             ],
             workingDirectory: directory, output: .keep(lastBytes: shortCommandOutput), timeout: limit,
             clock: clock)
     }
+
+    /// The script of ``shortCommand(_:in:limit:clock:recordingPIDIn:)``; `$0` is the record's
+    /// path and `$1` the command. Field 22 of `/proc/PID/stat` (the start time) is the 20th
+    /// after the command name's closing parenthesis; a function's own arguments split it
+    /// without touching `$1`.
+    static let recordingShell = #"""
+        { read -r s < /proc/$$/stat && s=${s##*) } && t() { echo "$$ ${20:--}"; } && t $s > "$0"; } 2>/dev/null \
+          || { echo "$$ -" > "$0"; } 2>/dev/null
+        exec /bin/sh -c "$1"
+        """#
 }
 
 extension ChildProcess.Outcome {

@@ -31,19 +31,12 @@ public struct ShellConstraints: ConstraintRunner {
             try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        // The shell appends to the record: one left by an earlier satisfy must not come first.
+        // The shell writes the record; one an earlier satisfy left must not outlive this one's.
         try? FileManager.default.removeItem(atPath: processPath)
         let outcome = await ChildProcess.shortCommand(
             constraint.satisfy, in: constraint.workingDirectory, limit: constraint.timeout, clock: clock,
             recordingPIDIn: processPath
-        ).run { pid in
-            // The shell recorded its pid; the start time tells a reused pid apart. Unrecorded, the
-            // start time is unknown; the outcome does not depend on it.
-            let process = SatisfyProcess(pid: pid, startTime: ProcessGroups().startTime(of: pid))
-            _ = FileManager.default.createFile(
-                atPath: processPath, contents: Data(process.recorded.utf8),
-                attributes: [.posixPermissions: 0o600])
-        }
+        ).run()
         try? FileManager.default.removeItem(atPath: processPath)
         // A log that cannot be written loses only this copy of the output; the outcome stands.
         _ = FileManager.default.createFile(

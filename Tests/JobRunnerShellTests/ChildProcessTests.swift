@@ -198,6 +198,31 @@ import Testing
         #expect(await run.value.termination == .signalled(SIGTERM), "the recorded process is ended")
     }
 
+    /// The satisfy's shell records its own pid and start time before the command runs: a runner
+    /// killed right after the spawn, before it could add anything, leaves a record the next
+    /// runner can check (it once held `PID -`, which ends nothing, and a satisfy ran beside the
+    /// next runner's own).
+    @Test func aSatisfysShellRecordsItsOwnStartTimeBeforeItsCommandRuns() async throws {
+        let record = FileManager.default.temporaryDirectory.appendingPathComponent("satisfy-\(UUID()).pid")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: record) }
+        let box = PIDBox()
+        // The command prints the record as it finds it, then its own /proc/PID/stat.
+        let outcome = await ChildProcess.shortCommand(
+            "cat '\(record)'; cat /proc/$$/stat", in: nil, limit: .seconds(60), clock: SystemClock(),
+            recordingPIDIn: record
+        ).run(onSpawn: { box.set($0) })
+        let pid = await box.spawned()
+        let lines = String(decoding: outcome.output, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        let recorded = try #require(SatisfyProcess(recorded: String(lines.first ?? "")))
+        let stat = try #require(lines.last?.split(separator: ")").last?.split(separator: " "))
+        #expect(recorded.pid == pid)
+        let started = stat.count > 19 ? UInt64(stat[19]) : nil
+        #expect(recorded.startTime != nil)
+        #expect(recorded.startTime == started, "the shell's start time, which exec keeps")
+    }
+
     @Test func orphanTerminationUsesTheSameGraceOnTheClock() async {
         let clock = ManualClock()
         let box = PIDBox()

@@ -125,9 +125,8 @@ public struct SatisfyProcess: Sendable, Hashable {
         self.startTime = startTime
     }
 
-    /// Reads it as ``recorded`` wrote it: a first line `PID STARTTIME` (`-` when unknown); nil
-    /// for any other text. Only the first line counts: two writers of the same record (the
-    /// process itself, then its runner) may leave the tail of a longer line behind it.
+    /// Reads it as ``recorded`` writes it: a first line `PID STARTTIME` (`-` when unknown); nil
+    /// for any other text. Only the first line counts.
     public init?(recorded text: String) {
         let line = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
         let fields = line.split(whereSeparator: \.isWhitespace)
