@@ -99,6 +99,29 @@ import Testing
         #expect(handler.startedJobs == ["setup", "refresh"])
     }
 
+    /// `serve` reloads while an occurrence waits for a one-shot job it needs, and the reload
+    /// removes the periodic job: once the need is final, nothing of the removed job runs.
+    @Test func anOccurrenceHeldForItsNeedsDoesNotRunOnceAReloadRemovedItsJob() async throws {
+        let handler = ScriptedHandler(hold: ["setup"])
+        let harness = Harness(handler: handler)
+        var refresh = job("refresh")
+        refresh.needs = ["setup"]
+        let runner = runner(
+            harness, [job("setup"), refresh], periodic: [everyMinute("refresh")], serve: true)
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(1)
+        runner.reload(Workload(jobs: [job("setup")], pipelines: []))
+        handler.release("setup")
+        await harness.observer.waitFor(.succeeded, job: "setup")
+        // A tick after the reload has been taken: the runner sleeps until the next one.
+        await harness.clock.waitForSleepers()
+        runner.requestStop(signal: SIGTERM)
+        _ = try await task.value
+        #expect(handler.startedJobs == ["setup"])
+        #expect(try occurrenceRuns(harness.store).isEmpty)
+        #expect(try harness.store.schedules()["refresh"]?.backlog == [])
+    }
+
     @Test func aStoppedRunnersOccurrenceIsResumedNotRepeated() async throws {
         let handler = ScriptedHandler(hold: ["refresh"])
         let harness = Harness(handler: handler)

@@ -36,6 +36,21 @@ import Testing
         #expect(driver.stored["refresh"]?.backlog == [])
     }
 
+    /// A held occurrence has no run, so nothing ends it: a reload that removes its job must,
+    /// or the job, loaded again, counts as running and every occurrence of it is skipped.
+    @Test func aJobRemovedWhileItsOccurrenceIsHeldRunsAgainOnceLoadedBack() {
+        var driver = TimetableDriver([everyMinute("refresh")])
+        driver.tick(at: 0)
+        #expect(driver.started == [0])
+        _ = driver.timetable.hold(Occurrence(jobID: "refresh", scheduledAt: driver.date(0)))
+        driver.timetable.reload([])
+        #expect(!driver.timetable.isRunning("refresh"))
+        driver.timetable.reload([everyMinute("refresh")])
+        driver.tick(at: 60)
+        #expect(driver.started == [60])
+        #expect(driver.skipped.isEmpty)
+    }
+
     @Test func aRecordStoredBeforeWaitingDatesExistedStillReads() throws {
         let old = #"{"jobID":"j","anchor":0,"lastScheduled":60,"schedule":"every 60.0s"}"#
         let record = try JSONDecoder().decode(ScheduleRecord.self, from: Data(old.utf8))

@@ -304,15 +304,16 @@ public struct Timetable {
     }
 
     /// Takes reloaded definitions: new jobs are scheduled at the next tick, removed ones are
-    /// dropped (their running occurrence ends on its own), a changed schedule recomputes the
-    /// next date from now.
+    /// dropped (a running occurrence ends on its own; one held for its needs has no run and is
+    /// dropped with what waits), a changed schedule recomputes the next date from now.
     public mutating func reload(_ jobs: [Job]) {
         var table: [String: Job] = [:]
         for job in jobs { table[job.id] = job }
         for id in self.jobs.keys where table[id] == nil {
             queued[id] = nil
             backlog[id] = nil
-            held[id] = nil
+            // Held, it would count as running forever: nothing ends an occurrence without a run.
+            if let occurrence = held.removeValue(forKey: id), running[id] == occurrence { running[id] = nil }
             unsettled.insert(id)
         }
         self.jobs = table

@@ -175,6 +175,9 @@ extension Runner {
             case .reload(let reloaded, let periodic):
                 workload = reloaded
                 timetable.reload(periodic)
+                // An occurrence held for its needs whose job is gone never runs (its definition
+                // as first loaded would otherwise start it once its needs are final).
+                waiting.removeAll { !timetable.contains($0.jobID) }
                 if stopSignal == nil { submit(tickTimetable()) }
             case .paced(let number):
                 // Over, whatever the clocks say: no other message may come to end it.
