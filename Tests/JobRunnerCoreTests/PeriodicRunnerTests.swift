@@ -122,6 +122,41 @@ import Testing
         #expect(try harness.store.schedules()["refresh"]?.backlog == [])
     }
 
+    /// A periodic job gets the outputs of what it needs (SPEC 5.8): a one-shot job's from the
+    /// current run, a periodic job's from its latest occurrence, also when an earlier runner ran
+    /// that occurrence.
+    @Test func aPeriodicJobReceivesTheOutputsOfItsNeeds() async throws {
+        let succeeded = { (outputs: [String: String]) in
+            AttemptResult(outcome: .succeeded, exitCode: 0, outputs: outputs)
+        }
+        let handler = ScriptedHandler(scripts: [
+            "setup": [succeeded(["path": "/srv"])],
+            "fetch": [succeeded(["etag": "1"]), succeeded(["etag": "2"])],
+        ])
+        let harness = Harness(handler: handler)
+        var report = job("report")
+        report.needs = ["setup", "fetch"]
+        let jobs = [job("setup"), job("fetch"), report]
+        let periodic = [everyMinute("fetch", seconds: 7200), everyMinute("report", seconds: 3600)]
+        _ = try await runner(harness, jobs, periodic: periodic).run()
+        #expect(
+            handler.lastRequest("report")?.neededOutputs == [
+                "setup": ["path": "/srv"], "fetch": ["etag": "1"],
+            ])
+
+        // A new runner, with only `report` due: `fetch`'s outputs come from its stored run.
+        harness.clock.advance(by: 3600)
+        _ = try await runner(harness, jobs, periodic: periodic).run()
+        #expect(handler.startedJobs.filter { $0 == "fetch" }.count == 1)
+        #expect(handler.lastRequest("report")?.neededOutputs["fetch"] == ["etag": "1"])
+
+        // Both due: `report` waits for `fetch`'s new occurrence and gets its outputs.
+        harness.clock.advance(by: 3600)
+        _ = try await runner(harness, jobs, periodic: periodic).run()
+        #expect(handler.startedJobs.filter { $0 == "report" }.count == 3)
+        #expect(handler.lastRequest("report")?.neededOutputs["fetch"] == ["etag": "2"])
+    }
+
     @Test func aStoppedRunnersOccurrenceIsResumedNotRepeated() async throws {
         let handler = ScriptedHandler(hold: ["refresh"])
         let harness = Harness(handler: handler)

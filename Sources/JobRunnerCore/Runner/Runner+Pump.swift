@@ -22,6 +22,10 @@ extension Runner {
         private var workload: Workload
         /// Occurrences due whose non-periodic needs are not final yet.
         private var waiting: [Occurrence] = []
+        /// The outputs of each periodic job's latest occurrence, once it succeeded: what the
+        /// periodic jobs that need it receive (SPEC 5.8). Filled as occurrences end, or read
+        /// from the store for one an earlier runner ran.
+        private var occurrenceOutputs: [String: [String: String]] = [:]
         private var online = true
         /// Decisions submitted to the store and not yet durable.
         private var inFlight = 0
@@ -236,6 +240,12 @@ extension Runner {
                 wakes[runID] = nil
                 decision.append(entry.scheduler.close(now: now))
                 if entry.scheduler.run.state == .failed { failedOccurrences += 1 }
+                let jobID = entry.occurrence.jobID
+                if entry.scheduler.run.state == .succeeded {
+                    occurrenceOutputs[jobID] = entry.scheduler.outputs(of: jobID) ?? [:]
+                } else {
+                    occurrenceOutputs[jobID] = nil
+                }
                 if let record = timetable.recordResult(
                     of: entry.occurrence, runID: runID, state: entry.scheduler.run.state)
                 {
@@ -413,6 +423,32 @@ extension Runner {
             return RunPlan(jobs: [job], pipelines: Array(workload.pipelines.values))
         }
 
+        /// What an occurrence's attempt receives of its job's needs (SPEC 5.7, 5.8): the outputs
+        /// of a one-shot job in the current run, and those of a periodic job's latest
+        /// occurrence; its needs were met when it started, so those are the ones that met them.
+        private func outputsOfNeeds(of job: JobDefinition) -> [String: [String: String]] {
+            var needed: [String: [String: String]] = [:]
+            for need in job.needs {
+                let values =
+                    timetable.contains(need) ? latestOccurrenceOutputs(of: need) : main.outputs(of: need)
+                if let values, !values.isEmpty { needed[need] = values }
+            }
+            return needed
+        }
+
+        /// The outputs of a periodic job's latest occurrence if it succeeded; for one an earlier
+        /// runner ran, read once from its stored run.
+        private func latestOccurrenceOutputs(of jobID: String) -> [String: String]? {
+            if let known = occurrenceOutputs[jobID] { return known }
+            guard let record = timetable.record(jobID), record.lastResult == .succeeded,
+                let runID = record.lastRunID
+            else { return nil }
+            // An unreadable run (pruned, or a store error) gives nothing rather than stopping.
+            let values = (try? runner.store.snapshot(runID: runID))??.outputs[jobID] ?? [:]
+            occurrenceOutputs[jobID] = values
+            return values
+        }
+
         /// An occurrence's run id: its scheduled date, sortable, then the job.
         static func runID(of occurrence: Occurrence) -> String {
             Runner.compactTimestamp(occurrence.scheduledAt) + "-" + occurrence.jobID
@@ -569,7 +605,8 @@ extension Runner {
             let request = AttemptRequest(
                 runID: order.runID, job: job, attempt: order.attempt, logPath: order.logPath,
                 workDirectory: "\(runner.options.logDirectory)/\(order.runID)",
-                neededOutputs: order.neededOutputs,
+                neededOutputs: occurrenceRuns[order.runID] == nil
+                    ? order.neededOutputs : outputsOfNeeds(of: job),
                 onSpawn: { pid in
                     mailbox.yield(
                         .input(

@@ -144,6 +144,9 @@ public struct Scheduler {
     /// A job's record.
     public func record(_ id: String) -> JobRecord? { jobs[id] }
 
+    /// The outputs a job of the run gave, if it gave any.
+    public func outputs(of id: String) -> [String: String]? { outputs[id] }
+
     /// The pipelines' suspend counts as last told.
     public var suspensions: [String: Int] { lanes.suspended }
 
