@@ -66,4 +66,25 @@ import Testing
         #expect(snapshot.jobs["twice"]?.attempts == 2)
         #expect(constraints.satisfies == ["token", "token"])
     }
+
+    /// The run of one-shot jobs and a periodic occurrence, each a run of its own, wait on the
+    /// same constraint: one `satisfy` serves both (SPEC 5.6: one at a time per constraint).
+    @Test func oneSatisfyServesTheOneShotRunAndAnOccurrenceAlike() async throws {
+        let constraints = ScriptedConstraints(holds: ["token": false], hold: ["token"])
+        let harness = Harness()
+        let runner = Runner(
+            workload: Workload(
+                jobs: [guarded("a"), guarded("refresh")], pipelines: [], constraints: [token]),
+            store: harness.store, handler: harness.handler, clock: harness.clock, observer: harness.observer,
+            constraints: constraints,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1),
+            logger: .init(label: "t"), randomSeed: 9, periodic: [everyMinute("refresh")])
+        let task = Task { try await runner.run() }
+        await harness.observer.waitFor(.waiting, job: "a")
+        await harness.observer.waitFor(.waiting, job: "refresh")
+        constraints.release("token")
+        #expect(try await task.value.state == .succeeded)
+        #expect(constraints.satisfies == ["token"], "one satisfy for both runs")
+        #expect(Set(harness.handler.startedJobs) == ["a", "refresh"])
+    }
 }

@@ -55,6 +55,10 @@ extension Runner {
         /// Constraint checks and satisfies under way, awaited before the run returns.
         private var sideTasks: [Int: Task<Void, Never>] = [:]
         private var nextSideTask = 0
+        /// Each constraint whose `satisfy` runs, with the runs waiting for it, the one that
+        /// started it first: one at a time per constraint across the run of one-shot jobs and
+        /// the occurrences (SPEC 5.6), its end told to each of them.
+        private var satisfying: [String: [String]] = [:]
         private var timer: (date: Date, task: Task<Void, Never>)?
         /// Runs closed since retention was last applied, and when that was: reading every run
         /// record after each occurrence would cost more than the occurrence.
@@ -149,7 +153,9 @@ extension Runner {
                 take([input], in: runID)
             case .sideTaskEnded(let id, let runID, let input):
                 sideTasks[id] = nil
-                if let runID {
+                if case .satisfyEnded(let name, _) = input {
+                    satisfyEnded(name, input)
+                } else if let runID {
                     take([input], in: runID)
                 } else {
                     if case .connectivity(let value) = input { online = value }
@@ -562,6 +568,11 @@ extension Runner {
                         return .constraintsChecked(jobID: jobID, failed: failed)
                     }
                 case .satisfy(let runID, let name):
+                    if let runs = satisfying[name] {
+                        if !runs.contains(runID) { satisfying[name] = runs + [runID] }
+                        continue
+                    }
+                    satisfying[name] = [runID]
                     let constraint = workload.constraints[name]
                     let logDirectory = runner.options.logDirectory
                     let constraintRunner = runner.constraintRunner
@@ -644,6 +655,26 @@ extension Runner {
             // others, rather than awaited to its end on the way out.
             if stopSignal != nil { task.cancel() }
             sideTasks[id] = task
+        }
+
+        /// A constraint's `satisfy` ended: every run that waits for it is told, and those that
+        /// did not start it get a copy of its output where their failed attempts point.
+        private func satisfyEnded(_ name: String, _ input: SchedulerInput) {
+            let runs = satisfying.removeValue(forKey: name) ?? []
+            if let first = runs.first, runs.count > 1 {
+                let directory = runner.options.logDirectory
+                let log = LogLayout.satisfyLog(in: directory, runID: first, constraint: name)
+                for runID in runs.dropFirst() {
+                    let copy = LogLayout.satisfyLog(in: directory, runID: runID, constraint: name)
+                    try? FileManager.default.createDirectory(
+                        atPath: (copy as NSString).deletingLastPathComponent,
+                        withIntermediateDirectories: true,
+                        attributes: [.posixPermissions: 0o700])
+                    try? FileManager.default.removeItem(atPath: copy)
+                    try? FileManager.default.copyItem(atPath: log, toPath: copy)
+                }
+            }
+            for runID in runs { take([input], in: runID) }
         }
 
         /// Asks the connectivity probe at once; its answer goes to every run. Without a probe
