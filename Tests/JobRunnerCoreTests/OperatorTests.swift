@@ -49,6 +49,33 @@ import Testing
         #expect(harness.observer.events.contains { $0.kind == .cancelled && $0.job == "long" })
     }
 
+    /// Under `serve` the runner outlives the run of one-shot jobs: a `retry` reopens the closed
+    /// run, and once the job is final again the run closes again, with its `run-finished`.
+    @Test func aRunReopenedUnderServeClosesAgainOnceItsJobsAreFinal() async throws {
+        let failed = AttemptResult(outcome: .failed, exitCode: 1)
+        let handler = ScriptedHandler(scripts: ["f": [failed]])
+        let harness = Harness(handler: handler)
+        let runner = Runner(
+            workload: Workload(jobs: [job("f")], pipelines: []), store: harness.store, handler: handler,
+            clock: harness.clock, observer: harness.observer,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1, serve: true),
+            logger: .init(label: "t"), randomSeed: 3)
+        let task = Task { try await runner.run() }
+        await harness.observer.waitFor(.runFinished)
+        let runID = try #require(try harness.store.currentRunID())
+        #expect(try harness.store.currentSnapshot()?.run.state == .failed)
+        try await harness.store.commit([.putRequest(runID: runID, request(.retry, "f"))])
+        runner.poke()
+        await harness.observer.waitFor(.succeeded, job: "f")
+        runner.requestStop(signal: SIGTERM)
+        _ = try await task.value
+        #expect(try harness.store.currentSnapshot()?.run.state == .succeeded)
+        #expect(
+            harness.observer.events.filter { $0.kind == .runFinished }.map(\.state) == [
+                "failed", "succeeded",
+            ])
+    }
+
     @Test func skipOfARunningJobLetsDependentsGoOn() async throws {
         let handler = ScriptedHandler(scripts: ["long": [killed]], hold: ["long"])
         let harness = Harness(handler: handler)

@@ -157,6 +157,34 @@ import Testing
         #expect(handler.lastRequest("report")?.neededOutputs["fetch"] == ["etag": "2"])
     }
 
+    /// An occurrence and the run of one-shot jobs share their pipeline's `maxConcurrent`, and
+    /// `--jobs` (SPEC 5.3, 4): the occurrence waits while the one-shot job holds the only slot,
+    /// and starts once it ends.
+    @Test(
+        arguments: [(maxConcurrent: 1, maxRunning: nil), (maxConcurrent: 0, maxRunning: 1)] as [(Int, Int?)])
+    func anOccurrenceWaitsForASlotTheOneShotRunHolds(maxConcurrent: Int, maxRunning: Int?) async throws {
+        let handler = ScriptedHandler(hold: ["build"])
+        let harness = Harness(handler: handler)
+        let runner = Runner(
+            workload: Workload(
+                jobs: [job("build", pipeline: "p"), job("refresh", pipeline: "p")],
+                pipelines: [PipelineDefinition(name: "p", maxConcurrent: maxConcurrent)]),
+            store: harness.store, handler: handler, clock: harness.clock, observer: harness.observer,
+            options: RunnerOptions(
+                maxRunning: maxRunning, logDirectory: "/tmp/jobrunner-tests", runnerPID: 1),
+            logger: Logger(label: "t"), randomSeed: 1, periodic: [everyMinute("refresh")])
+        let task = Task { try await runner.run() }
+        await handler.waitForStarts(1)
+        // The occurrence's opening is stored before it is reported: a start would be there.
+        await harness.observer.waitFor(.queued, job: "refresh")
+        let occurrence = try #require(try occurrenceRuns(harness.store).first)
+        #expect(try harness.store.snapshot(runID: occurrence.id)?.jobs["refresh"]?.state == .pending)
+        handler.release("build")
+        #expect(try await task.value.state == .succeeded)
+        #expect(handler.startedJobs == ["build", "refresh"])
+        #expect(handler.maxConcurrent == 1)
+    }
+
     @Test func aStoppedRunnersOccurrenceIsResumedNotRepeated() async throws {
         let handler = ScriptedHandler(hold: ["refresh"])
         let harness = Harness(handler: handler)

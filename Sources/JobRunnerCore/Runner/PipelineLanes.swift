@@ -13,6 +13,9 @@ struct PipelineLanes {
     private(set) var runningCount = 0
     private var openByFile: [String: [Int: Int]] = [:]
     private(set) var suspended: [String: Int]
+    /// Attempts the other runs of the runner hold (an occurrence beside the run of one-shot
+    /// jobs): they count against the same `maxConcurrent` and `--jobs` (SPEC 5.3).
+    var elsewhere = SlotsTaken()
 
     init(plan: RunPlan, maxRunning: Int?, suspended: [String: Int]) {
         self.plan = plan
@@ -76,10 +79,25 @@ struct PipelineLanes {
             let limit = plan.maxConcurrent(name)
             room +=
                 limit == 0
-                ? queue.count : min(queue.count, max(0, limit - runningPerPipeline[name, default: 0]))
+                ? queue.count
+                : min(queue.count, max(0, limit - runningPerPipeline[name, default: 0] - elsewhere[name]))
         }
-        if let maxRunning { room = min(room, max(0, maxRunning - runningCount)) }
+        if let maxRunning { room = min(room, max(0, maxRunning - runningCount - elsewhere.total)) }
         return room
+    }
+
+    /// The slots this run's attempts hold.
+    var taken: SlotsTaken { SlotsTaken(perPipeline: runningPerPipeline) }
+
+    /// The slots ready jobs wait for: each pipeline (not suspended) whose ready jobs find it
+    /// full, and `nil` when the `--jobs` cap holds them back.
+    var wanted: Set<String?> {
+        var wanted = Set<String?>()
+        for (name, queue) in ready where !queue.isEmpty && suspended[name, default: 0] == 0 {
+            if !hasSlot(name) { wanted.insert(name) }
+            if let maxRunning, runningCount + elsewhere.total >= maxRunning { wanted.insert(nil) }
+        }
+        return wanted
     }
 
     // MARK: Starting
@@ -89,7 +107,7 @@ struct PipelineLanes {
     /// to pass over jobs that need the internet while offline). Among pipelines the higher
     /// priority wins, then load order.
     mutating func takeNext(online: Bool, allowed: (RunPlan.Job) -> Bool) -> RunPlan.Job? {
-        if let maxRunning, runningCount >= maxRunning { return nil }
+        if let maxRunning, runningCount + elsewhere.total >= maxRunning { return nil }
         var best: RunPlan.Job?
         for name in ready.keys.sorted() {
             guard suspended[name, default: 0] == 0, hasSlot(name),
@@ -138,7 +156,7 @@ struct PipelineLanes {
 
     private func hasSlot(_ name: String) -> Bool {
         let limit = plan.maxConcurrent(name)
-        return limit == 0 || runningPerPipeline[name, default: 0] < limit
+        return limit == 0 || runningPerPipeline[name, default: 0] + elsewhere[name] < limit
     }
 
     /// The best ready job of pipeline `name` that may start now, left in its queue.

@@ -15,6 +15,8 @@ extension Runner {
         /// Occurrence runs that took an input since the last look: only they can have finished.
         /// (Looking at every run after every message cost O(n) with 10,000 occurrences at once.)
         private var touched = Set<String>()
+        /// The pipeline slots of the run of one-shot jobs and the occurrences, shared.
+        private var slots = SlotBoard()
         /// The occurrence runs waiting for a backoff delay, with its date.
         private var wakes: [String: Date] = [:]
         private var timetable: Timetable
@@ -126,7 +128,7 @@ extension Runner {
                 let (scheduler, resumed) = Scheduler.resume(
                     snapshot, plan: occurrencePlan(definition), runnerPID: runner.options.runnerPID,
                     suspended: main.suspensions, pendingRequests: [], options: runner.schedulerOptions,
-                    random: SystemRandomSource(), inputs: online ? [] : [.connectivity(online: false)],
+                    random: SystemRandomSource(), inputs: openingInputs(snapshot.run.id),
                     now: runner.clock.now())
                 timetable.resumed(occurrence)
                 track(snapshot.run.id, occurrence, scheduler)
@@ -210,14 +212,26 @@ extension Runner {
         private func take(_ inputs: [SchedulerInput], in runID: String) {
             guard !inputs.isEmpty else { return }
             let now = runner.clock.now()
+            // Alone, the run of one-shot jobs needs no board (the path of 100,000 jobs).
+            let shared = !occurrenceRuns.isEmpty || !slots.isAlone(main.run.id)
+            let inputs =
+                shared ? slots.news(for: runID).map { [.slotsElsewhere($0)] + inputs } ?? inputs : inputs
+            var freed: [String] = []
             if runID == main.run.id {
                 submit(main.handle(inputs, now: now))
+                if shared { freed = slots.update(runID, taken: main.slotsTaken, wanting: main.slotsWanted) }
             } else if var entry = occurrenceRuns[runID] {
                 let decision = entry.scheduler.handle(inputs, now: now)
                 occurrenceRuns[runID] = entry
                 touched.insert(runID)
                 wakes[runID] = entry.scheduler.nextWakeDate
                 submit(decision)
+                freed = slots.update(
+                    runID, taken: entry.scheduler.slotsTaken, wanting: entry.scheduler.slotsWanted)
+            }
+            // Runs waiting for a slot this one freed may start now (told what is held first).
+            for other in freed where stopSignal == nil {
+                if let news = slots.news(for: other) { take([.slotsElsewhere(news)], in: other) }
             }
         }
 
@@ -231,6 +245,9 @@ extension Runner {
         private func closeFinishedRuns() {
             var decision = Decision()
             let now = runner.clock.now()
+            // An operator's `retry` or `skip` reopens a closed run under `serve`: it closes
+            // again once its jobs are final.
+            if mainClosed && !main.run.state.isFinal && stopSignal == nil { mainClosed = false }
             if !mainClosed && main.isFinished && main.isIdle {
                 mainClosed = true
                 decision.append(main.close(now: now))
@@ -244,6 +261,7 @@ extension Runner {
                 }
                 occurrenceRuns[runID] = nil
                 wakes[runID] = nil
+                slots.remove(runID)
                 decision.append(entry.scheduler.close(now: now))
                 if entry.scheduler.run.state == .failed { failedOccurrences += 1 }
                 let jobID = entry.occurrence.jobID
@@ -377,7 +395,7 @@ extension Runner {
             var (scheduler, decision) = Scheduler.newRun(
                 plan: occurrencePlan(definition), runID: runID, runnerPID: runner.options.runnerPID,
                 suspended: main.suspensions, options: runner.schedulerOptions, random: SystemRandomSource(),
-                inputs: online ? [] : [.connectivity(online: false)], occurrence: occurrence, now: now)
+                inputs: openingInputs(runID), occurrence: occurrence, now: now)
             // No longer waiting, in the commit that stores its run.
             if let record = timetable.release(occurrence) { decision.changes.append(.putSchedule(record)) }
             if stopSignal != nil { decision.append(scheduler.handle(.stop, now: now)) }
@@ -386,11 +404,21 @@ extension Runner {
         }
 
         /// Takes in an occurrence run under way, with what is kept about it: that it may have
-        /// finished, and when it wants to be woken (a resumed one may wait for a backoff).
+        /// finished, when it wants to be woken (a resumed one may wait for a backoff), and the
+        /// slots it holds.
         private func track(_ runID: String, _ occurrence: Occurrence, _ scheduler: Scheduler) {
             occurrenceRuns[runID] = (occurrence, scheduler)
             touched.insert(runID)
             wakes[runID] = scheduler.nextWakeDate
+            _ = slots.update(runID, taken: scheduler.slotsTaken, wanting: scheduler.slotsWanted)
+        }
+
+        /// What an occurrence run being opened is told first: what the other runs hold of the
+        /// pipelines' slots (the run of one-shot jobs as it is now), and that the machine is
+        /// offline if it is.
+        private func openingInputs(_ runID: String) -> [SchedulerInput] {
+            _ = slots.update(main.run.id, taken: main.slotsTaken, wanting: main.slotsWanted)
+            return [.slotsElsewhere(slots.opening(runID))] + (online ? [] : [.connectivity(online: false)])
         }
 
         /// An occurrence whose need ended badly: a run of its own, its job blocked.

@@ -147,6 +147,12 @@ public struct Scheduler {
     /// The outputs a job of the run gave, if it gave any.
     public func outputs(of id: String) -> [String: String]? { outputs[id] }
 
+    /// The pipeline slots the run's attempts hold.
+    public var slotsTaken: SlotsTaken { lanes.taken }
+
+    /// The slots its ready jobs wait for: pipelines found full, `nil` for the `--jobs` cap.
+    public var slotsWanted: Set<String?> { stopping ? [] : lanes.wanted }
+
     /// The pipelines' suspend counts as last told.
     public var suspensions: [String: Int] { lanes.suspended }
 
@@ -244,6 +250,8 @@ public struct Scheduler {
             }
         case .tick:
             break
+        case .slotsElsewhere(let taken):
+            lanes.elsewhere = taken
         case .connectivity(let value):
             setOnline(value, now: now)
             judgeHeldFailures(now: now)

@@ -22,6 +22,9 @@ public enum SchedulerInput: Sendable, Hashable {
     case satisfyEnded(constraint: String, SatisfyOutcome)
     /// The runner that worked on this run died: its running attempts are over (SPEC 5.9).
     case runnerDied
+    /// What the other runs of the runner hold of the pipelines' slots (SPEC 5.3): they share
+    /// each `maxConcurrent` and `--jobs`. Ready jobs start if the slots that are left allow.
+    case slotsElsewhere(SlotsTaken)
     /// The runner stops cleanly: nothing new starts; the attempts that end now are interrupted,
     /// not failed, and wait for the next run.
     case stop
