@@ -60,7 +60,7 @@ struct AttemptFiles {
             switch self {
             case .tooLarge(let size):
                 return
-                    "outputs too large: more than \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
+                    "outputs too large: at least \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
             case .malformed(let line, let text):
                 return "JOBRUNNER_OUTPUT line \(line) is not key=value: '\(text.prefix(80))'"
             }

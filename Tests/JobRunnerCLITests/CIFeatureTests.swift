@@ -77,7 +77,7 @@ import Testing
         #expect(workspace.read("jobs/cleaned") == "cleaned\n")
         #expect(workspace.read("jobs/notified").isEmpty)
         let status = try await workspace.run("status").stdout
-        #expect(status.contains("failed (allowed): exit:3 after 1 attempt"))
+        #expect(status.contains("failed (allowed): exit:3 (1 attempt)"))
         let jobs = try await workspace.statusJobs()
         #expect(jobs["notify"]?["state"] as? String == "skipped")
         #expect(jobs["notify"]?["reason"] as? String == "when: failure, and no need failed")

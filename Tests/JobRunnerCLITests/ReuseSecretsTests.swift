@@ -228,7 +228,7 @@ import Testing
 
         try ("secrets: [TOKEN]\n" + job).write(
             toFile: workspace.jobs + "/serve.yaml", atomically: true, encoding: .utf8)
-        #expect(await problems.waitFor("reloaded 1 jobs"), "\(problems.all)")
+        #expect(await problems.waitFor("reloaded 1 job from"), "\(problems.all)")
         let before = lines.all.filter { $0.contains("succeeded   tick") }.count
         #expect(await lines.waitFor("succeeded   tick", times: before + 1))
         kill(serve.processIdentifier, SIGTERM)

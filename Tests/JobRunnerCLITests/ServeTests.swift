@@ -28,6 +28,7 @@ import Testing
         try "jobs:\n  tick:\n    every: soon\n    run: echo tick\n".write(
             toFile: workspace.jobs + "/serve.yaml", atomically: true, encoding: .utf8)
         #expect(await problems.waitFor("serve.yaml:3:12: error:"), "\(problems.all)")
+        #expect(await problems.waitFor("1 error; nothing was reloaded"), "\(problems.all)")
         #expect(await problems.waitFor("the last good definitions keep running"))
         let before = lines.all.filter { $0.contains("succeeded   tick") }.count
         #expect(await lines.waitFor("succeeded   tick", times: before + 1), "still firing")

@@ -230,7 +230,7 @@ final class Reloader: Sendable {
 
     /// Loads the job files again and hands good definitions to the runner.
     func reload() {
-        let jobSet = JobSet.loadInTurn(paths, environment: environment)
+        let jobSet = JobSet.loadInTurn(paths, environment: environment, consequence: "nothing was reloaded")
         let files = jobSet.result.files
         state.withLock { $0 = (files, Self.stamps(of: files)) }
         guard let workload = jobSet.workload else {
@@ -238,7 +238,11 @@ final class Reloader: Sendable {
             return
         }
         // Standard error: standard output may carry `--events -` JSON lines.
-        writeText(STDERR_FILENO, "reloaded \(workload.jobs.count) jobs from \(files.count) files\n")
+        let jobs = workload.jobs.count
+        writeText(
+            STDERR_FILENO,
+            "reloaded \(jobs) job\(jobs == 1 ? "" : "s") from \(files.count) file\(files.count == 1 ? "" : "s")\n"
+        )
         secrets.update(SecretMasker(values: workload.secretValues(environment: environment)))
         runner.reload(workload)
     }

@@ -142,7 +142,8 @@ struct StatusReport {
         case .failed:
             let attempts = "\(record.attempts) attempt\(record.attempts == 1 ? "" : "s")"
             let allowed = record.isAllowedFailure ? "failed (allowed): " : ""
-            return "\(allowed)\(record.reason?.words ?? "failed") after \(attempts)"
+            // "(2 attempts)": a reason may end in "after 500ms" already.
+            return "\(allowed)\(record.reason?.words ?? "failed") (\(attempts))"
         case .skipped, .blocked, .cancelled, .pending, .waiting:
             return record.reason?.words ?? ""
         }

@@ -27,17 +27,21 @@ struct JobSet {
 
     /// ``load(_:environment:)`` on this thread, a large file's jobs one part after another: for
     /// callers that cannot wait (a reload under `serve`).
+    /// - Parameter consequence: what the count line says errors mean (a reload changes nothing;
+    ///   the jobs loaded before go on).
     static func loadInTurn(
-        _ paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+        _ paths: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        consequence: String = "nothing was run"
     ) -> JobSet {
         let jobPaths = self.jobPaths(paths)
         let files = JobFileLoader.load(paths: jobPaths, environment: environment)
-        return checked(files, jobPaths: jobPaths, environment: environment)
+        return checked(files, jobPaths: jobPaths, environment: environment, consequence: consequence)
     }
 
     /// The loaded files with their plugins checked, every problem printed.
     private static func checked(
-        _ files: JobFileLoader.Result, jobPaths: [String], environment: [String: String]
+        _ files: JobFileLoader.Result, jobPaths: [String], environment: [String: String],
+        consequence: String = "nothing was run"
     ) -> JobSet {
         // Plugins are checked even when the files have errors, so every problem shows at once.
         let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
@@ -48,7 +52,7 @@ struct JobSet {
         for diagnostic in result.diagnostics { printError(masker.mask(diagnostic.description)) }
         if result.diagnostics.hasErrors {
             let count = result.diagnostics.filter { $0.severity == .error }.count
-            printError("\(count) error\(count == 1 ? "" : "s"); nothing was run")
+            printError("\(count) error\(count == 1 ? "" : "s"); \(consequence)")
         }
         return JobSet(result: result, plugins: plugins)
     }
