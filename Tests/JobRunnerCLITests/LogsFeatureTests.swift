@@ -63,6 +63,18 @@ import Testing
             run: echo second says hello
         """
 
+    /// Values no command can act on are usage errors (exit 2) that say what to give instead.
+    @Test func anAttemptBelowOneAndAZeroAgeAreUsageErrors() async throws {
+        let workspace = try Workspace(files: ["a.yaml": "jobs:\n  a: { run: echo a }\n"])
+        let logs = try await workspace.run("logs", "a", "--attempt", "0")
+        #expect(logs.status == 2, "\(logs)")
+        #expect(logs.stderr.contains("--attempt counts from 1, not 0"), "\(logs.stderr)")
+        let prune = try await workspace.run("prune", "--older-than", "0s")
+        #expect(prune.status == 2, "\(prune)")
+        #expect(prune.stderr.contains("--older-than must be longer than 0s"), "\(prune.stderr)")
+        #expect(prune.stderr.contains("use --keep N"))
+    }
+
     @Test func followingAJobThatHasNotStartedWaitsForIt() async throws {
         let workspace = try Workspace(files: ["a.yaml": Self.gated])
         let output = Pipe()

@@ -37,6 +37,7 @@ struct LogsCommand: AsyncParsableCommand {
 
     func validate() throws {
         if job == nil, attempt != nil { throw ValidationError("--attempt needs a job") }
+        if let attempt, attempt < 1 { throw ValidationError("--attempt counts from 1, not \(attempt)") }
     }
 
     func run() async throws {

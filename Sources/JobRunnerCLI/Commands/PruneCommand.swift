@@ -29,8 +29,13 @@ struct PruneCommand: ParsableCommand {
 
     func validate() throws {
         if keep < 0 { throw ValidationError("--keep must be 0 or more, not \(keep)") }
-        guard let age = JobDuration.parse(olderThan), age > .zero else {
+        guard let age = JobDuration.parse(olderThan) else {
             throw ValidationError("--older-than takes a duration such as 12h or 7d, not '\(olderThan)'")
+        }
+        guard age > .zero else {
+            throw ValidationError(
+                "--older-than must be longer than 0s; to delete every finished run but the newest N, use --keep N"
+            )
         }
     }
 
