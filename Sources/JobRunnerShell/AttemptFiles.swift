@@ -16,10 +16,14 @@ struct AttemptFiles {
     private var outputMissing = false
     private var controlMissing = false
 
+    /// Beside the jobs' log folders in the run's folder (`directory`), named with a `%`, which
+    /// no job's folder name can hold bare: a job named `a.1.output` once had its log folder at
+    /// job `a`'s output file.
     init(directory: String, job: String, attempt: Int) {
-        outputPath = "\(directory)/\(job).\(attempt).output"
-        controlPath = "\(directory)/\(job).\(attempt).control"
-        neededDirectory = "\(directory)/\(job).\(attempt).needs"
+        let stem = "\(directory)/\(LogLayout.component(job))%\(attempt)"
+        outputPath = stem + ".output"
+        controlPath = stem + ".control"
+        neededDirectory = stem + ".needs"
     }
 
     /// Removes files a previous runner may have left at these paths (a job creates them by

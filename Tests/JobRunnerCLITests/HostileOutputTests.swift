@@ -74,6 +74,29 @@ import Testing
 
     // MARK: Escape sequences written by jobs
 
+    /// Ids the loader allows that look like the runner's own files in a run's log folder: each
+    /// job keeps its outputs and its log (`a.1.output` was job `a`'s output file; a job
+    /// `.constraints` shared the folder of the constraints' `satisfy` output).
+    @Test func idsThatLookLikeTheRunnersOwnFilesKeepTheirOwnOutputsAndLogs() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": """
+            constraints:
+              "1": { check: test -f ../never, satisfy: echo satisfied }
+            jobs:
+              a.1.output: { run: echo first }
+              a: { run: 'echo v=1 >> "$JOBRUNNER_OUTPUT"', needs: [a.1.output] }
+              c: { run: echo "got $JOBRUNNER_OUT_A_V", needs: [a] }
+              .constraints: { run: echo mine }
+              b: { run: echo b, constraints: ["1"], allowFailure: true }
+            """
+        ])
+        _ = try await workspace.run("run", "jobs", "--progress", "none")
+        #expect(try await workspace.run("logs", "c").stdout == "got 1\n", "a's outputs reached c")
+        #expect(try await workspace.run("logs", "a.1.output").stdout == "first\n")
+        let own = try await workspace.run("logs", ".constraints")
+        #expect(own.stdout == "mine\n", "\(own)")
+    }
+
     @Test func escapeSequencesFromJobsNeverReachTheTerminalRaw() async throws {
         let title = "\\033]0;TITLE\\007\\033[2J"
         let workspace = try Workspace(files: [

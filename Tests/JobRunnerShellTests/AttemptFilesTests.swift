@@ -13,8 +13,8 @@ import Testing
         let scratch = try Scratch()
         let directory = "\(scratch.path)/logs/job"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try "stale=1\n".write(toFile: "\(directory)/job.1.output", atomically: true, encoding: .utf8)
-        try "skip=stale\n".write(toFile: "\(directory)/job.1.control", atomically: true, encoding: .utf8)
+        try "stale=1\n".write(toFile: "\(directory)/job%1.output", atomically: true, encoding: .utf8)
+        try "skip=stale\n".write(toFile: "\(directory)/job%1.control", atomically: true, encoding: .utf8)
         let result = await handler.run(scratch.request(.shell("true")))
         #expect(result.outcome == .succeeded)
         #expect(result.outputs == [:])
