@@ -94,23 +94,33 @@ struct AttemptFiles {
         return .success(outputs)
     }
 
-    /// What the control file asks for; unknown lines are ignored.
-    mutating func readControl() -> (skip: String?, retryAfter: Duration?) {
+    /// What the control file asks for; unknown lines are ignored. A `retry-after=` line whose
+    /// value is no duration is ignored too, and said in `ignored`, for the attempt's log.
+    mutating func readControl() -> (skip: String?, retryAfter: Duration?, ignored: [String]) {
         guard case .success(let read) = Self.read(controlPath, limit: 64 << 10, missing: &controlMissing),
             let data = read
-        else { return (nil, nil) }
+        else { return (nil, nil, []) }
         var skip: String?
         var retryAfter: Duration?
-        for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
+        var ignored: [String] = []
+        for (index, line) in String(decoding: data, as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).enumerated() {
+            let line = line.last == "\r" ? line.dropLast() : line
             if line.hasPrefix("skip=") {
                 skip = String(line.dropFirst(5))
-            } else if line.hasPrefix("retry-after="),
-                let value = JobDuration.parse(String(line.dropFirst(12)))
-            {
-                retryAfter = value
+            } else if line.hasPrefix("retry-after=") {
+                let text = String(line.dropFirst(12))
+                if let value = JobDuration.parse(text) {
+                    retryAfter = value
+                } else {
+                    ignored.append(
+                        "JOBRUNNER_CONTROL line \(index + 1): retry-after takes a duration such as 30s or 5m, "
+                            + "not \(VisibleText.quoted(text)); the retry policy's backoff applies")
+                }
             }
         }
-        return (skip, retryAfter)
+        return (skip, retryAfter, ignored)
     }
 
     /// Removes both files once their contents are read, but for those a read found missing

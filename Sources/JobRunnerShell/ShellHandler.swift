@@ -136,12 +136,21 @@ public struct ShellHandler: JobHandler {
             let outcome: AttemptOutcome = code == RetryPolicy.tempFailExitCode ? .tempfail : .failed
             return AttemptResult(
                 outcome: outcome, exitCode: code, reason: "exit:\(code)",
-                retryAfter: files.readControl().retryAfter)
+                retryAfter: Self.retryAfter(&files, log: log))
         case .signalled(let signal):
             return AttemptResult(
                 outcome: .failed, signal: signal, reason: "signal:\(signal)",
-                retryAfter: files.readControl().retryAfter)
+                retryAfter: Self.retryAfter(&files, log: log))
         }
+    }
+}
+
+extension ShellHandler {
+    /// The delay a failed attempt asked for; a line that could not be read says so in its log.
+    fileprivate static func retryAfter(_ files: inout AttemptFiles, log: CappedLog) -> Duration? {
+        let control = files.readControl()
+        for problem in control.ignored { log.appendLine("jobrunner: \(problem)") }
+        return control.retryAfter
     }
 }
 

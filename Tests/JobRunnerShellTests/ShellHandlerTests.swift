@@ -162,6 +162,21 @@ let testSlots = ChildSlots(capacity: 64)
         #expect(later.retryAfter == .seconds(90))
     }
 
+    /// A `retry-after=` that is no duration is ignored, as before, but the attempt's log says so
+    /// (it was ignored without a word); CRLF lines are read as lines.
+    @Test func aRetryAfterThatIsNoDurationIsSaidInTheLog() async throws {
+        let scratch = try Scratch()
+        let result = await handler.run(
+            scratch.request(
+                .shell("printf 'retry-after=soon\\nretry-after=2m\\r\\n' >> \"$JOBRUNNER_CONTROL\"; exit 1")))
+        #expect(result.retryAfter == .seconds(120))
+        let log = try String(contentsOfFile: "\(scratch.path)/logs/job/1.log", encoding: .utf8)
+        #expect(
+            log.contains(
+                "JOBRUNNER_CONTROL line 1: retry-after takes a duration such as 30s or 5m, not 'soon'"),
+            "\(log)")
+    }
+
     @Test func timeoutEndsTheWholeProcessGroup() async throws {
         let scratch = try Scratch()
         let box = PIDBox()
