@@ -60,9 +60,9 @@ final class PlainProgress: RunObserver, Sendable {
             return pad("retrying") + job + " in " + JobDuration.format(event.delay ?? .zero)
         case .skipped: return pad("skipped") + job + (event.reason.map { ": \($0)" } ?? "")
         case .blocked: return pad("blocked") + job + (event.reason.map { ": \($0)" } ?? "")
-        case .cancelled: return pad("cancelled") + job
+        case .cancelled: return pad("cancelled") + job + (event.reason.map { ": \($0)" } ?? "")
         case .interrupted: return pad("interrupted") + job + attempt + (event.reason.map { ": \($0)" } ?? "")
-        case .disabled: return pad("disabled") + job
+        case .disabled: return pad("disabled") + job + (event.reason.map { ": \($0)" } ?? "")
         case .suspended:
             // Offline suspensions carry the reason `internet`; an operator's carries none.
             let pipeline = event.pipeline ?? ""
