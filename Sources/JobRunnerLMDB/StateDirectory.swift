@@ -53,7 +53,7 @@ public struct StateDirectory: Sendable {
         } catch {
             throw StoreError(
                 .unusable,
-                "cannot create the state directory \(path): \(error.localizedDescription); pass --state DIR with a writable directory"
+                "cannot create the state directory \(path): \(Self.whyNotCreated(path)); pass --state DIR with a writable directory"
             )
         }
         do {
@@ -69,9 +69,33 @@ public struct StateDirectory: Sendable {
         } catch {
             throw StoreError(
                 .unusable,
-                "cannot create the logs directory \(logsPath): \(error.localizedDescription); check the permissions of \(path) or pass --state DIR"
+                "cannot create the logs directory \(logsPath): \(Self.whyNotCreated(logsPath)); check the permissions of \(path) or pass --state DIR"
             )
         }
+    }
+
+    /// Why a directory could not be made at `path`, in the system's words (Foundation's say
+    /// "The operation could not be completed"): a symbolic link to nothing, an ancestor that is
+    /// not a directory, or the error of making the first missing one.
+    static func whyNotCreated(_ path: String) -> String {
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, stat(path, &info) != 0 {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+            return "it is a symbolic link to \(target), which does not exist"
+        }
+        var missing = path
+        var parent = (path as NSString).deletingLastPathComponent
+        while !parent.isEmpty && parent != missing && stat(parent, &info) != 0 {
+            missing = parent
+            parent = (parent as NSString).deletingLastPathComponent
+        }
+        if !parent.isEmpty && info.st_mode & S_IFMT != S_IFDIR { return "\(parent) is not a directory" }
+        if mkdir(missing, 0o700) == 0 {
+            rmdir(missing)
+            return "it could not be made (try again)"
+        }
+        let error = errno
+        return (missing == path ? "" : "\(missing): ") + String(cString: strerror(error))
     }
 
     /// Fails with a sentence when the state path, its `db/` or its `logs/` is there but is not a

@@ -41,6 +41,20 @@ import Testing
         #expect(!run.stderr.contains("cannot create the state directory"))
     }
 
+    /// A state path that cannot be made says why in the system's words, not Foundation's "The
+    /// operation could not be completed".
+    @Test func aStatePathThatCannotBeMadeSaysWhy() async throws {
+        let workspace = try Workspace(files: ["a.yaml": Self.jobs])
+        try FileManager.default.createSymbolicLink(
+            atPath: workspace.state, withDestinationPath: "/nonexistent/state")
+        let run = try await workspace.run("run", "jobs", "--progress", "plain")
+        #expect(run.status == 3)
+        #expect(
+            run.stderr.contains("it is a symbolic link to /nonexistent/state, which does not exist"), "\(run)"
+        )
+        #expect(!run.stderr.contains("could not be completed"))
+    }
+
     /// An unreadable state directory is not "no runs yet". Root reads every directory, so as
     /// root the check runs as `nobody` through setpriv.
     @Test func statusOnAnUnreadableStateDirectoryExitsThree() async throws {
