@@ -153,6 +153,7 @@ extension HardeningTests {
                 $0.hasPrefix("jobrunner: ") && $0.contains("No space left on device")
                     && $0.contains("run again")
             }, "\(reader.all)")
+        #expect(!reader.all.contains { $0.contains("cannot store state; stopping") }, "one sentence, no log line")
 
         // Free the space: the big log goes, the job writes little from now on.
         let logs = workspace.state + "/logs"

@@ -173,7 +173,8 @@ extension Runner {
                 committed()
                 if storeFailure == nil {
                     storeFailure = error
-                    runner.logger.error("cannot store state; stopping", metadata: ["error": "\(error)"])
+                    // A notice: the run's caller reports the failure to the user in its own words.
+                    runner.logger.notice("cannot store state; stopping", metadata: ["error": "\(error)"])
                 }
                 stop(SIGTERM)
             case .wake:
