@@ -53,9 +53,7 @@ struct LogsCommand: AsyncParsableCommand {
             return
         }
         guard snapshot.jobs[job] != nil else {
-            printError(
-                "jobrunner: run \(snapshot.run.id) has no job '\(job)'"
-                    + Suggestion.hint(for: job, in: snapshot.run.jobIDs))
+            printError("jobrunner: " + OccurrenceWords.noJob(job, in: snapshot.run, store: store))
             throw ExitCode(ExitStatus.failed)
         }
         let chosen = try await chooseAttempt(

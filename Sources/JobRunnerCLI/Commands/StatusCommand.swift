@@ -53,7 +53,7 @@ struct StatusCommand: ParsableCommand {
         var report = StatusReport(
             overview: overview, suspended: pipelines, runnerPID: stateDirectory.lockHolder(),
             describing: !json)
-        if overview.run.occurrenceOf == nil { report.schedules = schedules }
+        report.schedules = schedules
         if json {
             report.writeJSON { bytes in writeBytes(STDOUT_FILENO, bytes) }
         } else {
