@@ -39,21 +39,24 @@ import Testing
         #expect(logs.stderr.contains("was skipped"), "\(logs.stderr)")
         #expect(logs.stderr.contains("no attempt and no log"), "\(logs.stderr)")
         #expect(!logs.stderr.contains("did you mean"), "\(logs.stderr)")
+        let all = try await workspace.run("logs", "--run", skipped)
+        #expect(all.status == 1)
+        #expect(all.stderr.contains("occurrence \(skipped) of hb (due "), "\(all.stderr)")
 
         let status = try await workspace.run("status", "--run", skipped).stdout
         #expect(status.contains("was skipped"), "\(status)")
         #expect(status.contains("\npipelines: none\n"), "\(status)")
         #expect(status.contains("periodic jobs:\n  hb: "), "\(status)")
 
-        // The run of one-shot jobs has no `hb`: its latest occurrence is named.
+        // The run of one-shot jobs has no `hb`: its latest occurrence that ran is named.
         let latest = try #require(
-            runs.filter { $0["occurrenceOf"] as? String == "hb" }
+            runs.filter { $0["occurrenceOf"] as? String == "hb" && $0["state"] as? String != "skipped" }
                 .max { ($0["scheduledAt"] as? String ?? "") < ($1["scheduledAt"] as? String ?? "") }?["id"]
                 as? String)
         let current = try await workspace.run("logs", "hb")
         #expect(current.status == 1)
         #expect(current.stderr.contains("has no job 'hb': it is periodic"), "\(current.stderr)")
-        #expect(current.stderr.contains("its latest is \(latest) "), "\(current.stderr)")
+        #expect(current.stderr.contains("the latest that ran is \(latest) "), "\(current.stderr)")
         #expect(current.stderr.contains("pass --run \(latest)"), "\(current.stderr)")
 
         // `periodic` is the same whichever run is shown.

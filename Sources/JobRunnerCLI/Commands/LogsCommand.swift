@@ -48,6 +48,10 @@ struct LogsCommand: AsyncParsableCommand {
         let (store, snapshot) = try openRun(stateDirectory, runID: runID)
         defer { store.close() }
         guard let job else {
+            if snapshot.attempts.isEmpty, let words = OccurrenceWords.withoutAttempt(snapshot.run) {
+                printError("jobrunner: " + words)
+                throw ExitCode(ExitStatus.failed)
+            }
             try await RunLogs(stateDirectory: stateDirectory, store: store, runID: snapshot.run.id)
                 .print(follow: follow)
             return
