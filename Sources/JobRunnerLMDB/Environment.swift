@@ -24,51 +24,92 @@ final class Environment: @unchecked Sendable {
     private(set) var tables = Tables()
     private var mappedPages: MappedPages?
 
+    /// How an environment is opened.
+    enum Access: Equatable {
+        /// Reading and writing; creates the database and its tables when missing.
+        case readWrite
+        /// Reading only (`MDB_RDONLY`): nothing is created or written, so a state directory
+        /// on read-only media can be read. `withoutLockFile` opens it with `MDB_NOLOCK`, for a
+        /// lock file that cannot be written; readers are then not registered, which is only
+        /// safe while no runner writes to it.
+        case readOnly(withoutLockFile: Bool)
+    }
+
     /// - Parameter prepare: runs in the transaction that opens (and creates) the tables, after
-    ///   they are open: what it writes is committed with them, or not at all.
+    ///   they are open: what it writes is committed with them, or not at all. Not run when
+    ///   `access` is read-only.
     init(
-        directory: String, mapSize: Int,
+        directory: String, mapSize: Int, access: Access = .readWrite,
         prepare: (borrowing Transaction, Tables) throws(LMDBError) -> Void = { _, _ in }
     ) throws(LMDBError) {
         var env: OpaquePointer?
         try LMDBError.check(mdb_env_create(&env), "mdb_env_create")
         guard let env else { throw LMDBError(code: ENOMEM, operation: "mdb_env_create") }
+        var flags = UInt32(MDB_NOTLS)
+        if case .readOnly(let withoutLockFile) = access {
+            flags |= UInt32(MDB_RDONLY) | (withoutLockFile ? UInt32(MDB_NOLOCK) : 0)
+        }
         do {
             try LMDBError.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
             try LMDBError.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-            try LMDBError.check(mdb_env_open(env, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open")
+            try LMDBError.check(mdb_env_open(env, directory, flags, 0o600), "mdb_env_open")
             // Reader slots of processes that died (killed, or gone without closing while
             // another kept the database open, such as a refused runner beside a live one) are
             // freed: each would keep every page freed after its snapshot from being reused,
-            // and enough of them fill the table of readers.
-            var cleared: Int32 = 0
-            try LMDBError.check(mdb_reader_check(env, &cleared), "mdb_reader_check")
+            // and enough of them fill the table of readers. A reader leaves that to writers.
+            if access == .readWrite {
+                var cleared: Int32 = 0
+                try LMDBError.check(mdb_reader_check(env, &cleared), "mdb_reader_check")
+            }
         } catch {
             mdb_env_close(env)
             throw error
         }
         self.handle = env
         self.path = directory
-        var tables = Tables()
-        do {
+        if access == .readWrite {
+            var tables = Tables()
             try write { txn throws(LMDBError) in
-                tables.meta = try txn.open("meta")
-                tables.runs = try txn.open("runs")
-                tables.jobs = try txn.open("jobs")
-                tables.attempts = try txn.open("attempts")
-                tables.outputs = try txn.open("outputs")
-                tables.pipelines = try txn.open("pipelines")
-                tables.requests = try txn.open("requests")
-                tables.schedules = try txn.open("schedules")
+                tables = try Self.openTables(in: txn, creating: true)
                 try prepare(txn, tables)
             }
+            self.tables = tables
+            // `self` is whole by now: on an error `deinit` closes the environment.
+        } else {
+            self.tables = try openTablesReadOnly()
+        }
+        mappedPages = MappedPages(dataFile: directory + "/data.mdb")
+    }
+
+    private static func openTables(in txn: borrowing Transaction, creating: Bool) throws(LMDBError) -> Tables
+    {
+        var tables = Tables()
+        tables.meta = try txn.open("meta", creating: creating)
+        tables.runs = try txn.open("runs", creating: creating)
+        tables.jobs = try txn.open("jobs", creating: creating)
+        tables.attempts = try txn.open("attempts", creating: creating)
+        tables.outputs = try txn.open("outputs", creating: creating)
+        tables.pipelines = try txn.open("pipelines", creating: creating)
+        tables.requests = try txn.open("requests", creating: creating)
+        tables.schedules = try txn.open("schedules", creating: creating)
+        return tables
+    }
+
+    /// The tables opened in a read-only transaction, committed so their handles stay open
+    /// (LMDB closes the handles a transaction opened when it is aborted).
+    private func openTablesReadOnly() throws(LMDBError) -> Tables {
+        var txn: OpaquePointer?
+        try LMDBError.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+        guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
+        let tables: Tables
+        do {
+            tables = try Self.openTables(in: Transaction(handle: txn), creating: false)
         } catch {
-            // `self` is whole by now: `deinit` closes the environment (closing it here too was
-            // a double free).
+            mdb_txn_abort(txn)
             throw error
         }
-        self.tables = tables
-        mappedPages = MappedPages(dataFile: directory + "/data.mdb")
+        try LMDBError.check(mdb_txn_commit(txn), "mdb_txn_commit")
+        return tables
     }
 
     /// Lets go of the data file's pages this process has mapped (see ``MappedPages``); call it
@@ -131,9 +172,11 @@ struct Transaction: ~Copyable {
     /// transactions with the same id see the same data.
     var id: Int { mdb_txn_id(handle) }
 
-    func open(_ name: String) throws(LMDBError) -> MDB_dbi {
+    /// The table `name`, created when missing if `creating`.
+    func open(_ name: String, creating: Bool = true) throws(LMDBError) -> MDB_dbi {
         var dbi: MDB_dbi = 0
-        try LMDBError.check(mdb_dbi_open(handle, name, UInt32(MDB_CREATE), &dbi), "mdb_dbi_open(\(name))")
+        try LMDBError.check(
+            mdb_dbi_open(handle, name, creating ? UInt32(MDB_CREATE) : 0, &dbi), "mdb_dbi_open(\(name))")
         return dbi
     }
 

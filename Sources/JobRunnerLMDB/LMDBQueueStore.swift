@@ -27,16 +27,32 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         try self.init(directory: directory, mapSize: mapSize, failsAfterWritingAhead: false)
     }
 
+    /// Opens the existing database in `directory` for reading only: nothing is created or
+    /// written (submissions fail), so it can be on read-only media.
+    /// - Parameter withoutLockFile: opens it without LMDB's lock file (`MDB_NOLOCK`), for one
+    ///   that cannot be written; only safe while no runner writes to the database.
+    public convenience init(readingOnly directory: String, withoutLockFile: Bool) throws(StoreError) {
+        try self.init(
+            directory: directory, mapSize: 8 << 30, failsAfterWritingAhead: false,
+            access: .readOnly(withoutLockFile: withoutLockFile))
+    }
+
     /// - Parameter failsAfterWritingAhead: for the crash tests, see ``GroupCommitWriter``.
-    init(directory: String, mapSize: Int, failsAfterWritingAhead: Bool) throws(StoreError) {
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw StoreError(
-                .unusable,
-                "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory"
-            )
+    init(
+        directory: String, mapSize: Int, failsAfterWritingAhead: Bool,
+        access: Environment.Access = .readWrite
+    ) throws(StoreError) {
+        if access == .readWrite {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StoreError(
+                    .unusable,
+                    "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory"
+                )
+            }
         }
         try DataFileCheck.verify(directory + "/data.mdb")
         let heldPages = DataFileCheck.holdsPages(directory + "/data.mdb")
@@ -44,7 +60,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             // A new file gets its schema version in the commit that creates its tables: a runner
             // killed between two such commits left a file with pages and no version, which every
             // later start refused as damaged.
-            environment = try Environment(directory: directory, mapSize: mapSize) {
+            environment = try Environment(directory: directory, mapSize: mapSize, access: access) {
                 txn, tables throws(LMDBError) in
                 guard !heldPages, try txn.get(tables.meta, key: StoreKey.schemaVersion) == nil else { return }
                 try txn.put(

@@ -211,6 +211,40 @@ public struct StateDirectory: Sendable {
         return try LMDBQueueStore(directory: databasePath)
     }
 
+    /// Opens the existing database for reading only (`status`, `runs`, `logs`, `wait`): nothing
+    /// in the state directory is created or changed, so an archived one, or one on read-only
+    /// media, can be read.
+    ///
+    /// LMDB registers each reader in its lock file, so that a writer does not reuse the pages
+    /// it reads. When that file cannot be written (a read-only mount, another user's file) the
+    /// database is read without it, which is safe only while no runner writes: with a runner
+    /// at work this fails with a sentence instead.
+    public func openStoreForReading() throws(StoreError) -> LMDBQueueStore {
+        try checkPlaces()
+        let lockFile = databasePath + "/lock.mdb"
+        var lockUsable = access(lockFile, R_OK | W_OK) == 0
+        if !lockUsable && errno == ENOENT { lockUsable = access(databasePath, W_OK) == 0 }
+        let lockError = errno
+        if !lockUsable && runnerHoldsLock() {
+            let pid = lockHolder().map { " (pid \($0))" } ?? ""
+            throw StoreError(
+                .unusable,
+                "cannot read the state directory \(path) while its runner\(pid) works on it: its database's lock file \(lockFile) cannot be written (\(String(cString: strerror(lockError)))); try again when the runner is done, or as the user it runs as"
+            )
+        }
+        return try LMDBQueueStore(readingOnly: databasePath, withoutLockFile: !lockUsable)
+    }
+
+    /// Whether a runner holds the runner lock now.
+    private func runnerHoldsLock() -> Bool {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return true }
+        flock(fd, LOCK_UN)
+        return false
+    }
+
     /// The store opened early (``openExistingStoreReadingAhead()``) when it still holds the
     /// data file now at this directory's database path (checked once the runner lock is held:
     /// the directory may have been moved aside or replaced meanwhile), else the database opened

@@ -32,4 +32,34 @@ import Testing
         try "no newline at the end".write(toFile: path, atomically: true, encoding: .utf8)
         #expect(LogTail.lastLines(of: path, count: 20) == ["no newline at the end"])
     }
+
+    /// A line too long for the window read used to be dropped as a fragment: a failure that
+    /// ended in one showed nothing. Long lines are now cut, and say so.
+    @Test func aLongLastLineIsCutNotDropped() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "tail-\(UUID().uuidString).log"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let long = String(repeating: "y", count: 70_000)
+        try ("first\n" + long).write(toFile: path, atomically: true, encoding: .utf8)
+        let cut = String(repeating: "y", count: LogTail.width) + " … (line of 70000 bytes, cut)"
+        #expect(LogTail.lastLines(of: path, count: 20) == ["first", cut])
+        #expect(LogTail.lastLines(of: path, count: 1) == [cut])
+
+        // A line longer than the search shows its known part, marked at both ends.
+        let huge = Data(repeating: UInt8(ascii: "z"), count: 3 << 20)
+        try (Data("a\n".utf8) + huge + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
+        let fragment = LogTail.lastLines(of: path, count: 20)
+        #expect(
+            fragment == [
+                "… " + String(repeating: "z", count: LogTail.width) + " … (line of more than "
+                    + "\(LogTail.searchLimit) bytes, cut)"
+            ])
+
+        try "é\n\nshort\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(LogTail.lastLines(of: path, count: 20) == ["é", "", "short"])
+        #expect(LogTail.lastLines(of: path, count: 2) == ["", "short"])
+        try "\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(LogTail.lastLines(of: path, count: 20) == [""])
+    }
 }

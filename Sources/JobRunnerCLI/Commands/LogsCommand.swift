@@ -49,14 +49,16 @@ struct LogsCommand: AsyncParsableCommand {
         let (store, snapshot) = try openRun(stateDirectory, runID: runID)
         defer { store.close() }
         guard let job else {
+            if snapshot.attempts.isEmpty, let words = OccurrenceWords.withoutAttempt(snapshot.run) {
+                printError("jobrunner: " + words)
+                throw ExitCode(ExitStatus.failed)
+            }
             try await RunLogs(stateDirectory: stateDirectory, store: store, runID: snapshot.run.id)
                 .print(follow: follow)
             return
         }
         guard snapshot.jobs[job] != nil else {
-            printError(
-                "jobrunner: run \(snapshot.run.id) has no job '\(job)'"
-                    + Suggestion.hint(for: job, in: snapshot.run.jobIDs))
+            printError("jobrunner: " + OccurrenceWords.noJob(job, in: snapshot.run, store: store))
             throw ExitCode(ExitStatus.failed)
         }
         let chosen = try await chooseAttempt(

@@ -100,7 +100,7 @@ extension JobActionCommand {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
-        let (store, snapshot) = try openRun(stateDirectory, runID: nil)
+        let (store, snapshot) = try openRun(stateDirectory, runID: nil, forWriting: true)
         defer { store.close() }
         let verb = Self.kind.rawValue
         var names = jobs

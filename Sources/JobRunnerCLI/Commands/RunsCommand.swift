@@ -31,7 +31,7 @@ struct RunsCommand: ParsableCommand {
             return
         }
         do {
-            let store = try stateDirectory.openStore()
+            let store = try stateDirectory.openStoreForReading()
             defer { store.close() }
             let runs = try store.runs().sorted { $0.startedAt > $1.startedAt }.prefix(limit)
             var rows: [[String]] = []

@@ -53,7 +53,7 @@ struct StatusCommand: ParsableCommand {
         var report = StatusReport(
             overview: overview, suspended: pipelines, runnerPID: stateDirectory.lockHolder(),
             describing: !json)
-        if overview.run.occurrenceOf == nil { report.schedules = schedules }
+        report.schedules = schedules
         if json {
             report.writeJSON { bytes in writeBytes(STDOUT_FILENO, bytes) }
         } else {
@@ -76,8 +76,13 @@ func openOverview(
 }
 
 /// Opens the store beside any runner and reads a run (the current one when `runID` is nil).
-func openRun(_ stateDirectory: StateDirectory, runID: String?) throws -> (LMDBQueueStore, RunSnapshot) {
-    try openRun(stateDirectory, runID: runID) { store, id throws(StoreError) in try store.snapshot(runID: id)
+/// - Parameter forWriting: opens the store to write to it too; else it is opened read-only
+///   (``StateDirectory/openStoreForReading()``).
+func openRun(_ stateDirectory: StateDirectory, runID: String?, forWriting: Bool = false) throws -> (
+    LMDBQueueStore, RunSnapshot
+) {
+    try openRun(stateDirectory, runID: runID, forWriting: forWriting) { store, id throws(StoreError) in
+        try store.snapshot(runID: id)
     }
 }
 
@@ -87,10 +92,10 @@ func openRun(_ stateDirectory: StateDirectory, runID: String?) throws -> (LMDBQu
 ///   is current; the command then exits 0.
 private func openRun<Read>(
     _ stateDirectory: StateDirectory, runID: String?, ifNoCurrentRun: (() -> Void)? = nil,
-    _ read: (LMDBQueueStore, String) throws(StoreError) -> Read?
+    forWriting: Bool = false, _ read: (LMDBQueueStore, String) throws(StoreError) -> Read?
 ) throws -> (LMDBQueueStore, Read) {
     do {
-        let store = try stateDirectory.openStore()
+        let store = try forWriting ? stateDirectory.openStore() : stateDirectory.openStoreForReading()
         let id = try runID ?? store.currentRunID()
         if id == nil, let ifNoCurrentRun {
             store.close()

@@ -244,6 +244,8 @@ struct StatusReport {
         if !cells.isEmpty {
             lines.append(format(columns))
             lines.append(contentsOf: cells.map(format))
+        } else if unlisted.isEmpty, let words = OccurrenceWords.withoutAttempt(run) {
+            lines.append(words)
         }
         if !unlisted.isEmpty {
             let counts = JobState.allCases.compactMap { state in
@@ -258,7 +260,7 @@ struct StatusReport {
             return "\(row.name) \(row.running)/\(limit) running"
                 + (row.suspended > 0 ? ", suspended: \(row.suspended)" : "")
         }
-        lines.append("pipelines: " + pipelineText.joined(separator: "; "))
+        lines.append("pipelines: " + (pipelineText.isEmpty ? "none" : pipelineText.joined(separator: "; ")))
         if !schedules.isEmpty {
             lines.append("periodic jobs:")
             for record in schedules.values.sorted(by: { $0.jobID < $1.jobID }) {

@@ -5,8 +5,13 @@ import JobRunnerCore
 struct LogTail {
     /// How many lines a failure shows.
     static let lineCount = 20
-    /// How much of the file's end is read to find them: a log of very long lines shows less.
-    private static let window: UInt64 = 64 * 1024
+    /// How many characters of a line are shown; a longer line is cut, and says so.
+    static let width = 200
+    /// How far back from the end the starts of lines are looked for: a line that starts before
+    /// is shown from there, marked as a fragment. Reading is bounded by this and ``chunk``.
+    static let searchLimit: UInt64 = 1 << 20
+    /// How much of the file is read at a time while looking for line starts.
+    private static let chunk: UInt64 = 64 * 1024
 
     /// Where attempt logs live: `<directory>/<run>/<job>/<attempt>.log`.
     let directory: String
@@ -20,22 +25,58 @@ struct LogTail {
         Self.lastLines(of: path(run: run, job: job, attempt: attempt), count: Self.lineCount)
     }
 
-    /// The last `count` lines of a file, without their line breaks.
-    static func lastLines(of path: String, count: Int) -> [String] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+    /// The last `count` lines of a file, without their line breaks, each cut to `width`
+    /// characters: a cut line ends with ` … (line of N bytes, cut)`, and one whose start lies
+    /// beyond ``searchLimit`` begins with `… `.
+    static func lastLines(of path: String, count: Int, width: Int = LogTail.width) -> [String] {
+        guard count > 0, let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }
-        guard let size = try? handle.seekToEnd() else { return [] }
-        let start = size > window ? size - window : 0
-        try? handle.seek(toOffset: start)
-        let data = handle.readDataToEndOfFile()
-        var lines = String(decoding: data, as: UTF8.self).split(
-            separator: "\n", omittingEmptySubsequences: false
-        )
-        .map(String.init)
-        if lines.last == "" { lines.removeLast() }
-        // The first line of a window that starts mid-file is a fragment.
-        if start > 0, !lines.isEmpty { lines.removeFirst() }
-        return Array(lines.suffix(count))
+        guard let size = try? handle.seekToEnd(), size > 0 else { return [] }
+        // A final line break ends the last line rather than starting an empty one.
+        let end = read(handle, from: size - 1, count: 1) == [0x0A] ? size - 1 : size
+        let found = lineStarts(handle, before: end, count: count)
+        let starts = found.starts.sorted()
+        return starts.indices.map { index in
+            let start = starts[index]
+            let stop = index + 1 < starts.count ? starts[index + 1] - 1 : end
+            let length = stop - start
+            let bytes = read(handle, from: start, count: min(length, UInt64(width) * 4))
+            let text = String(decoding: bytes, as: UTF8.self)
+            let isFragment = index == 0 && !found.complete
+            var line = (isFragment ? "… " : "") + String(text.prefix(width))
+            if UInt64(bytes.count) < length || text.count > width {
+                line += " … (line of \(isFragment ? "more than " : "")\(length) bytes, cut)"
+            }
+            return line
+        }
+    }
+
+    /// The offsets where the last `count` lines before `end` start, looking back at most
+    /// ``searchLimit`` bytes; `complete` is false when the first of them is only where the
+    /// search stopped, inside a longer line.
+    private static func lineStarts(_ handle: FileHandle, before end: UInt64, count: Int)
+        -> (starts: [UInt64], complete: Bool)
+    {
+        var starts: [UInt64] = []
+        var position = end
+        while position > 0 {
+            guard end - position < searchLimit else { return (starts + [position], false) }
+            let from = position >= chunk ? position - chunk : 0
+            let bytes = read(handle, from: from, count: position - from)
+            for index in bytes.indices.reversed() where bytes[index] == 0x0A {
+                starts.append(from + UInt64(index) + 1)
+                if starts.count == count { return (starts, true) }
+            }
+            position = from
+        }
+        return (starts + [0], true)
+    }
+
+    private static func read(_ handle: FileHandle, from offset: UInt64, count: UInt64) -> [UInt8] {
+        guard count > 0, (try? handle.seek(toOffset: offset)) != nil,
+            let data = try? handle.read(upToCount: Int(count))
+        else { return [] }
+        return Array(data)
     }
 
     /// Lines indented under a progress line, so they read as belonging to it.

@@ -69,9 +69,23 @@ public struct MaskingHandler: JobHandler {
         guard !masker.isEmpty else { return result }
         var result = result
         result.reason = result.reason.map(masker.mask)
-        result.outputs = result.outputs.mapValues(masker.mask)
+        result.outputs = maskedOutputs(result.outputs, with: masker)
         if let log { maskFile(log, with: masker) }
         return result
+    }
+
+    /// `outputs` with the secrets masked in keys as in values, so a key is stored, shown and
+    /// passed on (environment names, plugin requests) only masked: `$TOKEN=1` becomes the output
+    /// `***`, passed as `JOBRUNNER_OUT_<JOB>____`. Of keys that
+    /// mask to the same text, the one first in byte order before masking keeps its value, so
+    /// the result does not depend on the order of a dictionary.
+    static func maskedOutputs(_ outputs: [String: String], with masker: SecretMasker) -> [String: String] {
+        var masked: [String: String] = [:]
+        for key in outputs.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            let maskedKey = masker.mask(key)
+            if masked[maskedKey] == nil { masked[maskedKey] = masker.mask(outputs[key] ?? "") }
+        }
+        return masked
     }
 
     /// Rewrites a file with its secrets masked, through a new file renamed over it, so a reader

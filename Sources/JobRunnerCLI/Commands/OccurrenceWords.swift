@@ -1,0 +1,44 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+
+/// What `logs` and `status` say about periodic jobs (SPEC 5.8), whose occurrences are runs of
+/// their own: one that never started, and a periodic job looked for in another run.
+enum OccurrenceWords {
+    /// For an occurrence recorded `skipped` or `missed`, which has no job, no attempt and no
+    /// log: what became of it; nil for any other run.
+    static func withoutAttempt(_ run: RunRecord) -> String? {
+        guard let job = run.occurrenceOf else { return nil }
+        let due = run.scheduledAt.map { " (due \(Timestamps.moment($0)))" } ?? ""
+        switch run.state {
+        case .skipped:
+            return
+                "occurrence \(run.id) of \(job)\(due) was skipped: it fell due while the last occurrence still ran (`overlap: skip`), so it has no attempt and no log"
+        case .missed:
+            return
+                "occurrence \(run.id) of \(job)\(due) was missed: it fell due while no runner was up and `catchUp` did not run it, so it has no attempt and no log"
+        default:
+            return nil
+        }
+    }
+
+    /// Why `run` has no record of `job`, and where to look: the occurrence's own words, or, for
+    /// a periodic job, its latest occurrence that ran; else a "did you mean".
+    static func noJob(_ job: String, in run: RunRecord, store: LMDBQueueStore) -> String {
+        if run.occurrenceOf == job, let words = withoutAttempt(run) { return words }
+        let occurrences = ((try? store.runs()) ?? []).filter { $0.occurrenceOf == job }
+        // The latest occurrence that was not skipped or missed (it may have a log); else the
+        // latest of any kind.
+        let ran = occurrences.filter { $0.state != .skipped && $0.state != .missed }
+        let earlier = { (a: RunRecord, b: RunRecord) in
+            (a.scheduledAt ?? a.startedAt) < (b.scheduledAt ?? b.startedAt)
+        }
+        if let latest = ran.max(by: earlier) ?? occurrences.max(by: earlier) {
+            let which = ran.isEmpty ? "its latest" : "the latest that ran"
+            return
+                "run \(run.id) has no job '\(job)': it is periodic, and each of its occurrences is a run of its own; \(which) is \(latest.id) (\(latest.state.rawValue)): pass --run \(latest.id), or another id `jobrunner runs` lists"
+        }
+        return "run \(run.id) has no job '\(job)'"
+            + Suggestion.hint(for: job, in: run.jobIDs.filter { $0 != job })
+    }
+}

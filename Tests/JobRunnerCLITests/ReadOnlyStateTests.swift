@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `status`, `runs` and `logs` read a state directory they cannot write: an archived one on
+/// read-only media, or one whose files the user may only read. They open the database
+/// read-only and change nothing.
+@Suite(.enabled(if: getuid() == 0, "mounts and changes users"))
+struct ReadOnlyStateTests {
+    static let job = "jobs:\n  j:\n    run: echo hello\n"
+
+    /// Runs `command` (a path and its arguments), as the user `uid` when given.
+    func run(_ command: [String], as uid: Int? = nil) async throws -> Finished {
+        let process = Process()
+        let prefix =
+            uid.map { ["/usr/bin/setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups"] } ?? []
+        let whole = prefix + command
+        process.executableURL = URL(fileURLWithPath: whole[0])
+        process.arguments = Array(whole.dropFirst())
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOBRUNNER_STATE"] = nil
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return await finished(process, stdout: out, stderr: err)
+    }
+
+    /// The read-only commands on `state`, each expected to succeed.
+    func expectReadable(_ state: String, as uid: Int? = nil) async throws {
+        let status = try await run([jobrunnerBinary, "status", "--state", state], as: uid)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("succeeded"), "\(status.stdout)")
+        let json = try await run([jobrunnerBinary, "status", "--json", "--state", state], as: uid)
+        #expect(json.status == 0 && json.stdout.contains("\"succeeded\""), "\(json.stderr)")
+        let runs = try await run([jobrunnerBinary, "runs", "--state", state], as: uid)
+        #expect(runs.status == 0 && runs.stdout.contains("succeeded"), "\(runs.stdout)\(runs.stderr)")
+        let logs = try await run([jobrunnerBinary, "logs", "j", "--state", state], as: uid)
+        #expect(logs.status == 0 && logs.stdout == "hello\n", "\(logs.stdout)\(logs.stderr)")
+    }
+
+    @Test func aStateDirectoryOnAReadOnlyMountIsRead() async throws {
+        let workspace = try Workspace(files: ["j.yaml": Self.job])
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 0)
+        let mounted = workspace.root + "/archive"
+        try FileManager.default.createDirectory(atPath: mounted, withIntermediateDirectories: false)
+        let bind = try await run(["/bin/mount", "--bind", workspace.state, mounted])
+        try #require(bind.status == 0, "\(bind.stderr)")
+        defer {
+            let unmount = try? Process.run(URL(fileURLWithPath: "/bin/umount"), arguments: [mounted])
+            unmount?.waitUntilExit()
+        }
+        let remount = try await run(["/bin/mount", "-o", "remount,bind,ro", mounted])
+        try #require(remount.status == 0, "\(remount.stderr)")
+        try await expectReadable(mounted)
+        // A command that writes says why it cannot.
+        let retry = try await run([jobrunnerBinary, "retry", "j", "--state", mounted])
+        #expect(retry.status != 0)
+    }
+
+    /// A user who may read but not write the files reads them without LMDB's lock file, unless
+    /// a runner holds the state directory: then it says so rather than read pages being reused.
+    @Test func aStateDirectoryTheUserMayOnlyReadIsRead() async throws {
+        let workspace = try Workspace(files: ["j.yaml": Self.job])
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 0)
+        let nobody = 65534
+        let files = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []
+        for path in [workspace.state] + files.map({ workspace.state + "/" + $0 }) {
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(chown(path, uid_t(nobody), gid_t(nobody)) == 0)
+            #expect(chmod(path, info.st_mode & S_IFMT == S_IFDIR ? 0o500 : 0o400) == 0)
+        }
+        try await expectReadable(workspace.state, as: nobody)
+        let before = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []
+        #expect(before.sorted() == files.sorted(), "nothing is created")
+
+        // A runner's lock on the directory.
+        let fd = open(workspace.state, O_RDONLY | O_DIRECTORY)
+        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
+        defer { close(fd) }
+        let status = try await run([jobrunnerBinary, "status", "--state", workspace.state], as: nobody)
+        #expect(status.status == 3)
+        #expect(status.stderr.contains("while its runner"), "\(status.stderr)")
+    }
+}
