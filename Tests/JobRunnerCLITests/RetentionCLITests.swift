@@ -13,13 +13,8 @@ import Testing
             #expect(run.status == 0, "\(run.stderr)")
         }
         let runs = try await workspace.run("runs", "--json").stdout.split(separator: "\n")
-        // The runner notes the runs a decision finishes only once it stores the decision, after
-        // pruning: the run that just ended is kept on top of the three. The fix is in
-        // Runner+Pump.swift (`closeFinishedRuns`), which another change holds.
-        withKnownIssue("the run that just ended is kept on top of retention.runs") {
-            #expect(runs.count == 3, "\(runs)")
-        }
+        #expect(runs.count == 3, "\(runs)")
         let prune = try await workspace.run("prune", "--keep", "3")
-        #expect(prune.stdout == "pruned \(runs.count - 3) run\(runs.count - 3 == 1 ? "" : "s"); 3 kept\n")
+        #expect(prune.stdout == "pruned 0 runs; 3 kept\n", "\(prune.stdout)")
     }
 }

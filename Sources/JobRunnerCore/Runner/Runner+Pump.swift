@@ -278,7 +278,12 @@ extension Runner {
                 }
                 decision.append(begin(timetable.ended(entry.occurrence), now: now))
             }
-            if !decision.isEmpty { decision.append(pruneIfDue(now: now)) }
+            if !decision.isEmpty {
+                // The runs this decision finishes count among those kept (`retention.runs`):
+                // noted now, before pruning, rather than when the decision is stored.
+                finishedRuns.note(decision.changes)
+                decision.append(pruneIfDue(now: now))
+            }
             if !waiting.isEmpty && stopSignal == nil {
                 let due = waiting
                 waiting = []
