@@ -20,12 +20,7 @@ struct ReadOnlyStateTests {
         var environment = ProcessInfo.processInfo.environment
         environment["JOBRUNNER_STATE"] = nil
         process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return await finished(process, stdout: out, stderr: err)
+        return try await runCollecting(process)
     }
 
     /// The read-only commands on `state`, each expected to succeed.

@@ -288,11 +288,6 @@ extension Workspace {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "ulimit -v \(kibibytes); exec \"$0\" \"$@\"", jobrunnerBinary] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: root)
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return await finished(process, stdout: out, stderr: err)
+        return try await runCollecting(process)
     }
 }

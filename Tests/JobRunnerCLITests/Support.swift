@@ -261,6 +261,16 @@ func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
+/// Starts a process set up but for its output, and returns what it left once it ended.
+func runCollecting(_ process: Process) async throws -> Finished {
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    return await finished(process, stdout: out, stderr: err)
+}
+
 /// What `process` left once it ended, both pipes read to their end first (so a chatty child
 /// never blocks on a full pipe), all of it on a thread of its own (``onOwnThread(_:)``).
 func finished(_ process: Process, stdout: Pipe, stderr: Pipe? = nil) async -> Finished {
