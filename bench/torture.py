@@ -227,13 +227,19 @@ def lock_deletion(binary):
     os.makedirs(os.path.join(root, "jobs"))
     with open(os.path.join(root, "jobs", "long.yaml"), "w") as f:
         f.write("pipelines:\n  p: { maxConcurrent: 1 }\njobs:\n")
-        for i in range(6):
+        # j0 waits for ../go, made once the second runner has answered: the first run is still
+        # live then however slowly a loaded machine starts the second (1.8 s of fixed work
+        # could end before a starved second runner looked).
+        f.write("  j0:\n    pipeline: p\n"
+                "    run: while [ ! -f ../go ]; do sleep 0.05; done; echo j0 >> ../ran.txt\n")
+        for i in range(1, 6):
             f.write(f"  j{i}:\n    pipeline: p\n    run: sleep 0.3; echo j{i} >> ../ran.txt\n")
     first = subprocess.Popen([binary, "run", "jobs", "--state", "state", "--progress", "plain"],
                              cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first.stdout.readline()  # the first `started` line: the run is live
     os.unlink(os.path.join(root, "state", "runner.lock"))
     code, _, err = run(binary, ["run", "jobs", "--state", "state", "--progress", "none"], root)
+    open(os.path.join(root, "go"), "w").close()
     first_code = first.wait(timeout=TIMEOUT)
     ran = open(os.path.join(root, "ran.txt")).read().split()
     ok = code == 3 and first_code == 0 and sorted(ran) == [f"j{i}" for i in range(6)]

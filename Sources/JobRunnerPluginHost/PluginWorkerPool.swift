@@ -71,7 +71,7 @@ public actor PluginWorkerPool {
             worker = ready
         case .startOne:
             switch await startWorker(
-                library: library, plugin: plugin, deadline: deadline, killGrace: killGrace)
+                library: library, plugin: plugin, timeout: timeout, deadline: deadline, killGrace: killGrace)
             {
             case .success(let started): worker = started
             case .failure(let failure):
@@ -93,8 +93,9 @@ public actor PluginWorkerPool {
     }
 
     /// Starts a worker and waits for its first frame: ready, or why it cannot load the plugin.
+    /// The attempt's `timeout` (ending at `deadline`) may pass meanwhile.
     private nonisolated func startWorker(
-        library: String, plugin: String, deadline: Date?, killGrace: Duration
+        library: String, plugin: String, timeout: Duration?, deadline: Date?, killGrace: Duration
     ) async -> Result<any PluginWorker, FailedStart> {
         if Task.isCancelled {
             return .failure(FailedStart(AttemptResult(outcome: .interrupted, reason: "runner stopping")))
@@ -120,7 +121,8 @@ public actor PluginWorkerPool {
                 FailedStart(
                     AttemptResult(outcome: .failed, reason: "the plugin's worker cannot load it: \(why)")))
         default:
-            return .failure(FailedStart(Self.result(of: hello, timeout: nil, when: " before it was ready")))
+            return .failure(
+                FailedStart(Self.result(of: hello, timeout: timeout, when: " before it was ready")))
         }
     }
 

@@ -226,7 +226,7 @@ import Testing
                 run: |
                   if [ -f ../release ]; then exit 0; fi
                   echo $$ > ../pid.fifo
-                  exec sleep 60
+                  exec sleep 600
                 retry: { attempts: 2, backoff: none }
             """
         ])

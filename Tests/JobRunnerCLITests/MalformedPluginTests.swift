@@ -212,9 +212,8 @@ import Testing
         let workspace = try Workspace(files: [:])
         let counter = workspace.root + "/count"
         let script = workspace.root + "/counting-jobrunner"
-        try "#!/bin/sh\necho started >> '\(counter)'\nexec '\(jobrunnerBinary)' \"$@\"\n".write(
-            toFile: script, atomically: true, encoding: .utf8)
-        chmod(script, 0o755)
+        try writeExecutable(
+            "#!/bin/sh\necho started >> '\(counter)'\nexec '\(jobrunnerBinary)' \"$@\"\n", to: script)
         let library = workspace.root + "/libhello.so"
         try FileManager.default.copyItem(atPath: Self.buildDirectory + "/libhello.so", toPath: library)
         let prober = PluginVetting.prober(executable: script, timeout: .seconds(60))

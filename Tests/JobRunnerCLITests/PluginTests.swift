@@ -365,7 +365,9 @@ import Testing
         #expect(jobs.values.allSatisfy { $0["state"] as? String == "succeeded" })
     }
 
-    /// An in-process call that waits for a plugin thread does not spend its timeout waiting.
+    /// An in-process call that waits for a plugin thread does not spend its timeout waiting: it
+    /// waits 2 s, longer than its timeout, and its call of 50 ms has 1.5 s (on a loaded machine
+    /// 450 ms were little room).
     @Test func aTimeoutCountsFromTheCallNotFromTheWaitForAThread() async throws {
         let workspace = try Workspace(files: [
             "queue.yaml": """
@@ -376,12 +378,12 @@ import Testing
                 pipeline: wide
                 priority: 10
                 plugin: testkit.sleep
-                with: { seconds: 1 }
+                with: { seconds: 2 }
               waits-for-it:
                 pipeline: wide
                 plugin: testkit.sleep
                 with: { seconds: 0.05 }
-                timeout: 500ms
+                timeout: 1500ms
             """
         ])
         let run = try await workspace.run(["run", "jobs"], environment: ["JOBRUNNER_PLUGIN_THREADS": "1"])

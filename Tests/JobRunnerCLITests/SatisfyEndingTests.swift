@@ -6,11 +6,19 @@ import Testing
 /// clean stop leaves the jobs waiting on it without using an attempt, and a runner that starts
 /// after one was killed ends the `satisfy` the dead one left before it starts its own.
 @Suite(.serialized) struct SatisfyEndingTests {
-    /// Returns once the file at `path` holds `text`; false after `limit`. The commands under
-    /// test write it: nothing can be awaited. The looks run on a thread of their own: under a
-    /// full test run the concurrency pool may not come back to a sleeping task for a minute.
-    func waitFor(_ text: String, in path: String, limit: TimeInterval = 120) async -> Bool {
-        await withCheckedContinuation { continuation in
+    /// Sends `signal` to `process` once the file at `path` holds `text`; false, sending nothing,
+    /// if it did not within `limit`. The commands under test write the file: nothing can be
+    /// awaited. The looks and the signal are on a thread of their own: under a full test run the
+    /// concurrency pool may not come back to a task for more than a minute, and a test that
+    /// awaited the text and signalled afterwards once let its `satisfy` outlive its time limit
+    /// in between (`constraint t failed: timed out after 1m`).
+    func send(
+        _ signal: Int32, to process: Process, when text: String, in path: String, limit: TimeInterval = 120
+    )
+        async -> Bool
+    {
+        let pid = process.processIdentifier
+        return await withCheckedContinuation { continuation in
             Thread {
                 let deadline = Date().addingTimeInterval(limit)
                 var found = false
@@ -18,19 +26,22 @@ import Testing
                     found = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(text)
                     if !found { usleep(20_000) }
                 }
+                if found { kill(pid, signal) }
                 continuation.resume(returning: found)
             }.start()
         }
     }
 
-    // The `satisfy`s sleep far longer than a loaded machine may keep this test from sending its
-    // signal (a 30 s sleep once ended by itself first, and the run with it).
+    // The `satisfy`s sleep far longer, and may run far longer (`timeout: 1h`), than a loaded
+    // machine may keep this test from sending its signal (a 30 s sleep once ended by itself first,
+    // and the run with it; the default limit of 1m once ended the `satisfy` first).
     @Test func aStopDuringSatisfyLeavesTheJobWaitingAndTheRunResumable() async throws {
         let workspace = try Workspace(files: [
             "jobs.yaml": """
             constraints:
               t:
                 check: test -f ../tok
+                timeout: 1h
                 satisfy: |
                   echo "start $$" >> ../marks
                   if [ ! -f ../release ]; then sleep 600; fi
@@ -43,8 +54,7 @@ import Testing
         let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: out)
         let lines = LineReader(out)
         defer { if runner.isRunning { kill(runner.processIdentifier, SIGKILL) } }
-        #expect(await waitFor("start", in: workspace.root + "/marks"))
-        kill(runner.processIdentifier, SIGTERM)
+        #expect(await send(SIGTERM, to: runner, when: "start", in: workspace.root + "/marks"))
         #expect(await waitForExit(runner) == 143)
         #expect(!lines.all.contains { $0.contains("failed") || $0.contains("retrying") }, "\(lines.all)")
 
@@ -71,7 +81,7 @@ import Testing
             constraints:
               t:
                 check: test -f ../tok
-                timeout: 60s
+                timeout: 1h
                 satisfy: |
                   echo "start $$" >> ../marks
                   if [ -f ../release ]; then
@@ -87,8 +97,7 @@ import Testing
         ])
         let marks = workspace.root + "/marks"
         let first = try workspace.start(["run", "jobs", "--progress", "none"])
-        #expect(await waitFor("start", in: marks))
-        kill(first.processIdentifier, SIGKILL)
+        #expect(await send(SIGKILL, to: first, when: "start", in: marks))
         _ = await waitForExit(first)
         let orphan = workspace.read("marks").split(separator: "\n").first?.split(separator: " ").last
             .flatMap { Int32($0) }

@@ -341,3 +341,16 @@ final class ExitWatcher: @unchecked Sendable {
         }
     }
 }
+
+/// Writes an executable script through a child shell, and returns once it is in place. Were
+/// this process to hold the file open for writing, a child another test spawns at that moment
+/// would inherit the descriptor until its exec, and executing the script then fails with
+/// "Text file busy" (ETXTBSY).
+func writeExecutable(_ text: String, to path: String) throws {
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+    writer.arguments = ["-c", "printf '%s' \"$1\" > \"$2\" && chmod 755 \"$2\"", "sh", text, path]
+    try writer.run()
+    writer.waitUntilExit()
+    try #require(writer.terminationStatus == 0, "the script \(path) was not written")
+}

@@ -133,6 +133,20 @@ struct PluginWorkerPoolTests {
         #expect(counters.starts == 2)
     }
 
+    /// The attempt's timeout counts from the moment it has a worker slot, the worker's start
+    /// included: one that passes while its worker is still starting (a loaded machine) says how
+    /// long it was, like any timeout (it said `timeout after ?`).
+    @Test func aTimeoutWhileTheWorkerStartsSaysHowLongItWas() async {
+        let counters = Counters()
+        let pool = Self.pool(capacity: 1, counters: counters) {
+            .success(FakeWorker(hello: .timedOut, answers: [], counter: counters))
+        }
+        let late = await pool.call(
+            library: "/lib/libx.so", plugin: "x", request: [], timeout: .seconds(1), killGrace: .zero)
+        #expect(late.outcome == .timeout)
+        #expect(late.reason == "timeout after 1s")
+    }
+
     @Test func aWorkerThatCannotStartFailsTheAttemptWithTheReason() async {
         let counters = Counters()
         let pool = Self.pool(capacity: 2, counters: counters) {

@@ -10,6 +10,8 @@ import Testing
 /// The child-process runner on its own. Time that matters (deadlines, grace periods) runs on a
 /// manual clock; the tests wait for the runner to be asleep on it, never for a while. The time
 /// limit turns a runner that never sleeps where it should (a wait that would hang) into a failure.
+/// A child that must still run when the test acts sleeps 600 s, past that limit: a loaded machine
+/// can keep a test from acting for a minute, and a `sleep 60` would then end by itself.
 @Suite(.timeLimit(.minutes(5))) struct ChildProcessTests {
     func shell(
         _ command: String, timeout: Duration? = nil, killGrace: Duration = .seconds(5),
@@ -67,7 +69,7 @@ import Testing
         let ready = OutputWatch()
         // `trap '' TERM` is inherited by the sleep: no process of the group heeds SIGTERM.
         let child = shell(
-            "trap '' TERM; echo ready; sleep 60", timeout: .seconds(10), killGrace: .seconds(5),
+            "trap '' TERM; echo ready; sleep 600", timeout: .seconds(10), killGrace: .seconds(5),
             clock: clock, output: .stream { ready.append($0) })
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         let group = await box.spawned()
@@ -114,7 +116,7 @@ import Testing
         let box = PIDBox()
         let ready = OutputWatch()
         let child = shell(
-            "trap '' TERM; echo ready; sleep 60", timeout: .seconds(1), killGrace: .zero, clock: clock,
+            "trap '' TERM; echo ready; sleep 600", timeout: .seconds(1), killGrace: .zero, clock: clock,
             output: .stream { ready.append($0) })
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         await ready.wait(for: "ready")
@@ -126,7 +128,7 @@ import Testing
 
     @Test func cancellationInterruptsAndEndsTheGroup() async {
         let box = PIDBox()
-        let child = shell("sleep 60 & sleep 60", timeout: .seconds(600))
+        let child = shell("sleep 600 & sleep 600", timeout: .seconds(600))
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         let group = await box.spawned()
         run.cancel()
@@ -139,7 +141,7 @@ import Testing
         let box = PIDBox()
         let ready = OutputWatch()
         let child = shell(
-            "trap '' TERM; echo ready; sleep 60", clock: clock, output: .stream { ready.append($0) })
+            "trap '' TERM; echo ready; sleep 600", clock: clock, output: .stream { ready.append($0) })
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         await ready.wait(for: "ready")
         run.cancel()
@@ -172,7 +174,7 @@ import Testing
     @Test func leftoversThatIgnoreSigtermGetTheGraceThenSigkill() async {
         let clock = ManualClock()
         let box = PIDBox()
-        let child = shell("trap '' TERM; sleep 60 >/dev/null 2>&1 & echo done", clock: clock)
+        let child = shell("trap '' TERM; sleep 600 >/dev/null 2>&1 & echo done", clock: clock)
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         let group = await box.spawned()
         // The main process has exited; the sweep waits out the grace on the clock.
@@ -228,7 +230,7 @@ import Testing
         let box = PIDBox()
         let ready = OutputWatch()
         let child = shell(
-            "trap '' TERM; echo ready; sleep 60", clock: clock, output: .stream { ready.append($0) })
+            "trap '' TERM; echo ready; sleep 600", clock: clock, output: .stream { ready.append($0) })
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         let group = await box.spawned()
         await ready.wait(for: "ready")

@@ -158,6 +158,11 @@ extension Runner {
                 if case .satisfyEnded(let name, _) = input {
                     satisfyEnded(name, input)
                 } else if let runID {
+                    if case .probed(let value) = input {
+                        // Every run learns the answer; only the run that asked judges on it.
+                        online = value
+                        takeEverywhere([.connectivity(online: value)])
+                    }
                     take([input], in: runID)
                 } else {
                     if case .connectivity(let value) = input { online = value }
@@ -622,8 +627,8 @@ extension Runner {
                         }
                         return .satisfyEnded(constraint: name, outcome)
                     }
-                case .probeConnectivity:
-                    probeNow()
+                case .probeConnectivity(let runID):
+                    probeNow(for: runID)
                 case .removeLogs(let runIDs):
                     for runID in runIDs {
                         try? FileManager.default.removeItem(atPath: "\(runner.options.logDirectory)/\(runID)")
@@ -711,18 +716,18 @@ extension Runner {
             for runID in runs { take([input], in: runID) }
         }
 
-        /// Asks the connectivity probe at once; its answer goes to every run. Without a probe
-        /// the machine counts as online.
-        private func probeNow() {
+        /// Asks the connectivity probe at once for run `runID`; its answer goes to every run.
+        /// Without a probe the machine counts as online.
+        private func probeNow(for runID: String) {
             let mailbox = runner.mailbox
-            guard let probe = runner.probe else {
-                mailbox.yield(.broadcast(.connectivity(online: online)))
-                return
-            }
             let id = nextSideTask
             nextSideTask += 1
+            guard let probe = runner.probe else {
+                mailbox.yield(.sideTaskEnded(id, run: runID, .probed(online: online)))
+                return
+            }
             sideTasks[id] = Task {
-                mailbox.yield(.sideTaskEnded(id, run: nil, .connectivity(online: await probe.isOnline())))
+                mailbox.yield(.sideTaskEnded(id, run: runID, .probed(online: await probe.isOnline())))
             }
         }
 

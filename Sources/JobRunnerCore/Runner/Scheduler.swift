@@ -38,9 +38,13 @@ public struct Scheduler {
     private var finalCount = 0
     private var online = true
     private var stopping = false
-    /// Failed attempts of jobs that need the internet, held until the probe asked for them
-    /// answers: offline, they do not count (SPEC 5.5). Their jobs keep their slot meanwhile.
-    private var heldFailures: [String: (attempt: Int, result: AttemptResult)] = [:]
+    /// Failed attempts of jobs that need the internet, held until a probe asked after they
+    /// ended answers: offline, they do not count (SPEC 5.5). Their jobs keep their slot
+    /// meanwhile. `asked`: the probe being asked started after this failure; one held while it
+    /// runs waits for the next.
+    private var heldFailures: [String: (attempt: Int, result: AttemptResult, asked: Bool)] = [:]
+    /// A probe asked for held failures has not answered yet.
+    private var probeAsked = false
     /// Running jobs an operator asked to cancel or skip: their attempt is being ended.
     private var stopRequests: [String: OperatorRequest.Kind] = [:]
     private var handledRequests = Set<UInt64>()
@@ -254,7 +258,11 @@ public struct Scheduler {
             lanes.elsewhere = taken
         case .connectivity(let value):
             setOnline(value, now: now)
-            judgeHeldFailures(now: now)
+        case .probed(let value):
+            setOnline(value, now: now)
+            probeAsked = false
+            judgeHeldFailures(now: now, askedOnly: true)
+            askProbeForHeldFailures()
         case .constraintsChecked(let jobID, let failed):
             constraintsChecked(jobID, failed: failed, now: now)
         case .satisfyEnded(let name, let outcome):
@@ -441,14 +449,23 @@ public struct Scheduler {
         unsavedAttempts.append(jobID)
     }
 
-    /// Judges the failed attempts held for a connectivity probe, in file order.
-    private mutating func judgeHeldFailures(now: Date) {
-        let held = heldFailures
-        heldFailures = [:]
+    /// Judges the failed attempts held for a connectivity probe, in file order: all of them, or
+    /// only those the probe that answered was asked after (`askedOnly`).
+    private mutating func judgeHeldFailures(now: Date, askedOnly: Bool = false) {
+        let held = heldFailures.filter { !askedOnly || $0.value.asked }
+        for id in held.keys { heldFailures[id] = nil }
         for id in held.keys.sorted(by: { plan.order(of: $0) < plan.order(of: $1) }) {
-            guard let (number, result) = held[id] else { continue }
+            guard let (number, result, _) = held[id] else { continue }
             attemptEnded(id, attempt: number, result: result, now: now, probed: true)
         }
+    }
+
+    /// Asks a probe for the held failures that none asked so far covers, unless one runs.
+    private mutating func askProbeForHeldFailures() {
+        guard !probeAsked, !heldFailures.isEmpty else { return }
+        for id in heldFailures.keys { heldFailures[id]?.asked = true }
+        probeAsked = true
+        decision.effects.append(.probeConnectivity(runID: run.id))
     }
 
     /// Applies a finished attempt: its outcome, the job's next state, its dependents.
@@ -464,8 +481,8 @@ public struct Scheduler {
         if failed && job.requiresInternet && online && !stopping && !probed {
             // The last probe may be up to an interval old: whether this failure counts is
             // decided on a fresh answer.
-            if heldFailures.isEmpty { decision.effects.append(.probeConnectivity) }
-            heldFailures[jobID] = (number, result)
+            heldFailures[jobID] = (number, result, false)
+            askProbeForHeldFailures()
             return
         }
         lanes.attemptEnded(job)

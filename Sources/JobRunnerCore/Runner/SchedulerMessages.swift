@@ -13,9 +13,13 @@ public enum SchedulerInput: Sendable, Hashable {
     case suspensions([String: Int])
     /// Time passed: backoff delays that have run out let their jobs go on.
     case tick
-    /// What the connectivity probe said (SPEC 5.5). Failed attempts held for a probe
-    /// (``Effect/probeConnectivity``) are judged on it, even when the answer did not change.
+    /// What the periodic connectivity probe said (SPEC 5.5). It may have started before a
+    /// failed attempt held for a probe ended, so it judges none of them.
     case connectivity(online: Bool)
+    /// What the probe this run asked for (``Effect/probeConnectivity(runID:)``) said: it started
+    /// after the failed attempts held when it was asked, which are judged on it, even when the
+    /// answer did not change.
+    case probed(online: Bool)
     /// The `check`s of a job's constraints ran: `failed` names the first that did not hold.
     case constraintsChecked(jobID: String, failed: String?)
     /// A constraint's `satisfy` ended (SPEC 5.6).
@@ -47,10 +51,10 @@ public enum Effect: Sendable, Hashable {
     case endAttempt(runID: String, jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
     /// Delete the log directories of runs whose records were pruned (`retention:`).
     case removeLogs(runIDs: [String])
-    /// Run the connectivity probe now and send its answer as `connectivity` (to every run):
-    /// an attempt of a job that needs the internet failed, and whether it counts depends on
-    /// the answer (SPEC 5.5).
-    case probeConnectivity
+    /// Run the connectivity probe now and send its answer as `probed` to run `runID` (and as
+    /// `connectivity` to every run): an attempt of a job that needs the internet failed, and
+    /// whether it counts depends on the answer (SPEC 5.5).
+    case probeConnectivity(runID: String)
 }
 
 /// What an attempt to start needs from the scheduler.
