@@ -230,9 +230,13 @@ final class Reloader: Sendable {
 
     /// Loads the job files again and hands good definitions to the runner.
     func reload() {
+        // The files as they are before loading: an edit made while they load is a change at the
+        // next look, not one marked seen and never loaded.
+        let found = JobFileLoader.jobFiles(in: JobSet.jobPaths(paths)).files
+        let stamps = Self.stamps(of: found)
         let jobSet = JobSet.loadInTurn(paths, environment: environment, consequence: "nothing was reloaded")
         let files = jobSet.result.files
-        state.withLock { $0 = (files, Self.stamps(of: files)) }
+        state.withLock { $0 = (found, stamps) }
         guard let workload = jobSet.workload else {
             printError("jobrunner: the job files have errors; the last good definitions keep running")
             return
