@@ -258,7 +258,8 @@ public enum JobFileLoader {
             jobs = files.flatMap(\.jobs)
             places = files.flatMap(\.places)
         }
-        diagnostics += MatrixNeeds.expand(&jobs, places: &places)
+        let (matrices, clashes) = MatrixNeeds.expand(&jobs, places: &places)
+        diagnostics += clashes
         byID.reserveCapacity(jobs.count)
         var repeated: [Int] = []
         // By index, here and below: a copy of each job would retain and release all its values.
@@ -370,7 +371,8 @@ public enum JobFileLoader {
         let workload = Workload(
             jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
-            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, positions: byID)
+            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, matrices: matrices,
+            positions: byID)
         return (workload, diagnostics)
     }
 }
