@@ -22,19 +22,31 @@ struct DiagnosticList {
     init() {}
 
     /// Lists `diagnostic`, or counts it when its file already has ``perFile`` problems listed
-    /// that all come before it.
+    /// that all come before it. A problem already listed is not listed again: the jobs of one
+    /// matrix, and the jobs that merge one anchor, share their places and so their problems,
+    /// and their repeats must not take the room of other problems.
     mutating func append(_ diagnostic: Diagnostic) {
         let file = diagnostic.location.file
         var list = kept.removeValue(forKey: file) ?? []
         defer { kept[file] = list }
         let place = Self.key(diagnostic.location)
+        /// Whether `diagnostic` is among the listed problems at its place, just before `end`.
+        func isListed(before end: Int) -> Bool {
+            var index = end
+            while index > list.startIndex, Self.key(list[index - 1].location) == place {
+                if list[index - 1] == diagnostic { return true }
+                index -= 1
+            }
+            return false
+        }
         // Problems mostly arrive in file order, so the common case is a look at the last one.
         if list.count == Self.perFile, let last = list.last, Self.key(last.location) <= place {
-            count(diagnostic.severity, at: diagnostic.location)
+            if !isListed(before: list.endIndex) { count(diagnostic.severity, at: diagnostic.location) }
             return
         }
         var index = list.endIndex
         while index > list.startIndex, Self.key(list[index - 1].location) > place { index -= 1 }
+        if isListed(before: index) { return }
         list.insert(diagnostic, at: index)
         if list.count > Self.perFile, let dropped = list.popLast() {
             count(dropped.severity, at: dropped.location)

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import JobRunnerCore
 
 /// Loads job files and checks everything that can be checked before a run (SPEC 3).
@@ -56,39 +57,8 @@ public enum JobFileLoader {
 
     /// The job files among `paths` as they are named, a file named twice listed twice.
     private static func namedFiles(in paths: [String]) -> (files: [String], diagnostics: [Diagnostic]) {
-        var files: [String] = []
-        var diagnostics: [Diagnostic] = []
-        let manager = FileManager.default
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard manager.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: path, line: 1, column: 1),
-                        "no such file or directory; name a job file or a directory of them"))
-                continue
-            }
-            guard isDirectory.boolValue else {
-                files.append(path)
-                continue
-            }
-            var found: [String] = []
-            let base = path.hasSuffix("/") ? String(path.dropLast()) : path
-            if let enumerator = manager.enumerator(atPath: path) {
-                for case let relative as String in enumerator
-                where relative.hasSuffix(".yaml") || relative.hasSuffix(".yml") {
-                    found.append(base + "/" + relative)
-                }
-            }
-            if found.isEmpty {
-                diagnostics.append(
-                    Diagnostic(
-                        at: SourceLocation(file: path, line: 1, column: 1),
-                        "no *.yaml or *.yml job files in this directory"))
-            }
-            files.append(contentsOf: found.sorted())
-        }
-        return (files, diagnostics)
+        let search = JobFileSearch(paths: paths)
+        return (search.files, search.diagnostics)
     }
 
     /// Loads and checks the job files among `paths` (files and directories), one file and one
@@ -141,15 +111,7 @@ public enum JobFileLoader {
 
     /// A job file's text, or why it cannot be loaded.
     private static func text(of file: String) -> Swift.Result<String, Unreadable> {
-        if let size = fileSize(file), size > maxFileSize {
-            return .failure(
-                Unreadable(
-                    diagnostic: Diagnostic(
-                        at: SourceLocation(file: file, line: 1, column: 1),
-                        "this file has \(size) bytes; job files may have at most \(maxFileSize) (64 MiB): split it"
-                    )))
-        }
-        return Swift.Result { () throws(Unreadable) in try readText(file) }
+        Swift.Result { () throws(Unreadable) in try readText(file) }
     }
 
     /// The largest job file loaded: far beyond any hand-written one, small enough that parsing
@@ -160,21 +122,47 @@ public enum JobFileLoader {
         var diagnostic: Diagnostic
     }
 
-    /// A file's text; its bytes are let go before it is parsed.
+    /// A file's text; its bytes are let go before it is parsed. The file is opened without
+    /// waiting (a FIFO put in its place since it was found must not hang the load) and is
+    /// checked to be a regular file before anything is read.
     private static func readText(_ file: String) throws(Unreadable) -> String {
         let start = SourceLocation(file: file, line: 1, column: 1)
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw Unreadable(
-                diagnostic: Diagnostic(at: start, "cannot read this file; check its permissions"))
+        func fail(_ message: String) -> Unreadable { Unreadable(diagnostic: Diagnostic(at: start, message)) }
+        let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw fail(JobFileSearch.problem(errno, path: file, isDirectory: false).message)
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw Unreadable(diagnostic: Diagnostic(at: start, "this file is not UTF-8 text"))
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw fail(JobFileSearch.problem(errno, path: file, isDirectory: false).message)
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw fail(JobFileSearch.notRegular(JobFileSearch.describe(mode: info.st_mode)).message)
+        }
+        let size = Int(info.st_size)
+        guard size <= maxFileSize else {
+            throw fail(
+                "this file has \(size) bytes; job files may have at most \(maxFileSize) (64 MiB): split it")
+        }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var count = 0
+        // A file that grows while it is read is read as far as it was long when opened.
+        while count < size {
+            let read = bytes.withUnsafeMutableBytes { buffer in
+                buffer.baseAddress.map { Glibc.read(descriptor, $0 + count, size - count) } ?? 0
+            }
+            if read == 0 { break }
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw fail(JobFileSearch.problem(errno, path: file, isDirectory: false).message)
+            }
+            count += read
+        }
+        guard let text = String(validating: bytes[0..<count], as: UTF8.self) else {
+            throw fail("this file is not UTF-8 text")
         }
         return text
-    }
-
-    private static func fileSize(_ path: String) -> Int? {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
     }
 
     /// Loads job files from text, for tests and tools: `(path, text)` pairs in load order.
@@ -270,7 +258,8 @@ public enum JobFileLoader {
             jobs = files.flatMap(\.jobs)
             places = files.flatMap(\.places)
         }
-        diagnostics += MatrixNeeds.expand(&jobs, places: &places)
+        let (matrices, clashes) = MatrixNeeds.expand(&jobs, places: &places)
+        diagnostics += clashes
         byID.reserveCapacity(jobs.count)
         var repeated: [Int] = []
         // By index, here and below: a copy of each job would retain and release all its values.
@@ -382,7 +371,8 @@ public enum JobFileLoader {
         let workload = Workload(
             jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
-            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, positions: byID)
+            retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, matrices: matrices,
+            positions: byID)
         return (workload, diagnostics)
     }
 }

@@ -127,6 +127,13 @@ extension JobFileParser {
         {
             job.isolation = isolation
         }
+        // Only the job's own key: a file's defaults may hold it for its plugin jobs.
+        if let isolation = own[.isolation], keys[.run] != nil, keys[.plugin] == nil {
+            reader.warning(
+                isolation.keyNode,
+                "isolation applies to plugin jobs only; job \(VisibleText.quoted(id)) runs a command, which always runs in a process of its own, so it has no effect"
+            )
+        }
         if let node = keys[.enabled]?.value, let value = reader.bool(node, what: "enabled") {
             job.enabled = value
         }

@@ -128,9 +128,13 @@ extension JobFileParser {
             var values: [(json: JSONValue, text: String)] = []
             for item in items {
                 guard let text = reader.tree.text(item), !reader.isNull(item) else {
+                    let what =
+                        reader.isNull(item)
+                        ? "empty (null); write a value there or remove the empty item"
+                        : "a map or a list"
                     reader.error(
                         item,
-                        "each value of matrix key \(VisibleText.quoted(field.key)) must be a plain value (a word or a number), not a map or a list"
+                        "each value of matrix key \(VisibleText.quoted(field.key)) must be a plain value (a word or a number); this one is \(what)"
                     )
                     usable = false
                     continue
@@ -194,15 +198,17 @@ extension JobFileParser {
     {
         // Problems of the map itself were reported when the job was read; only expansion's are new.
         var scratch = NodeReader(file: reader.file, tree: reader.tree)
-        guard case .object(let object) = expandJSON(node, interpolation, scratch: &scratch) else {
+        guard case .object(let object) = expandJSON(node, interpolation, scratch: &scratch, path: "") else {
             return [:]
         }
         return object
     }
 
-    private mutating func expandJSON(_ node: Node, _ interpolation: Interpolation, scratch: inout NodeReader)
-        -> JSONValue
-    {
+    /// - Parameter path: where `node` is within `with:`, as the error names it (`key`,
+    ///   `key.inner`, `key[0]`).
+    private mutating func expandJSON(
+        _ node: Node, _ interpolation: Interpolation, scratch: inout NodeReader, path: String
+    ) -> JSONValue {
         switch reader.tree.kind(node) {
         case .scalar:
             let value = scratch.json(node)
@@ -210,19 +216,20 @@ extension JobFileParser {
             switch interpolation.expand(string) {
             case .success(let text): return .string(text)
             case .failure(let failure):
-                reader.error(node, "with value: \(failure.message)")
+                reader.error(node, "with value of \(VisibleText.quoted(path)): \(failure.message)")
                 return .string(string)
             }
         case .sequence:
             var items: [JSONValue] = []
-            for item in reader.tree.items(node) {
-                items.append(expandJSON(item, interpolation, scratch: &scratch))
+            for (index, item) in reader.tree.items(node).enumerated() {
+                items.append(expandJSON(item, interpolation, scratch: &scratch, path: "\(path)[\(index)]"))
             }
             return .array(items)
         case .mapping:
             var object: [String: JSONValue] = [:]
             for entry in scratch.entries(node, what: "this map") ?? [] {
-                object[entry.key] = expandJSON(entry.value, interpolation, scratch: &scratch)
+                let inner = path.isEmpty ? entry.key : path + "." + entry.key
+                object[entry.key] = expandJSON(entry.value, interpolation, scratch: &scratch, path: inner)
             }
             return .object(object)
         }

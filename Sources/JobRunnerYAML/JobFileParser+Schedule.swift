@@ -20,12 +20,9 @@ extension JobFileParser {
         else { return nil }
         var timeZone: TimeZone?
         if let node = keys[.timezone]?.value, let name = reader.nonEmptyString(node, what: "timezone") {
-            timeZone = TimeZone(identifier: name)
-            if timeZone == nil {
-                reader.error(
-                    node,
-                    "timezone \(VisibleText.quoted(name)) is not a known IANA time zone name, like Europe/Berlin or UTC"
-                )
+            switch TimeZoneName.zone(named: name) {
+            case .success(let zone): timeZone = zone
+            case .failure(let problem): reader.error(node, problem.message)
             }
         }
         var schedule: Schedule?

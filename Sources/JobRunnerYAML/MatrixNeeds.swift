@@ -5,9 +5,11 @@ import JobRunnerCore
 enum MatrixNeeds {
     /// Replaces each need of a matrix job's id by the ids of its matrix's jobs, in place (the
     /// arrays are left untouched when there is no matrix).
-    /// - Returns: a problem for each job whose id a matrix job also has: `needs:` could not
-    ///   tell which is meant.
-    static func expand(_ jobs: inout [JobDefinition], places: inout [JobPlaces]) -> [Diagnostic] {
+    /// - Returns: the jobs of each matrix by the matrix job's id, and a problem for each job
+    ///   whose id a matrix job also has: `needs:` could not tell which is meant.
+    static func expand(
+        _ jobs: inout [JobDefinition], places: inout [JobPlaces]
+    ) -> (matrices: [String: [String]], problems: [Diagnostic]) {
         var groups: [String: [String]] = [:]
         var firstPlace: [String: SourceLocation] = [:]
         // By index: a copy of each job would retain and release all its values.
@@ -17,7 +19,7 @@ enum MatrixNeeds {
                 firstPlace[base] = firstPlace[base] ?? jobs[index].location
             }
         }
-        guard !groups.isEmpty else { return [] }
+        guard !groups.isEmpty else { return ([:], []) }
         var clashes: [Diagnostic] = []
         for (job, place) in zip(jobs, places) where place.matrixOf == nil {
             if let first = firstPlace[job.id] {
@@ -41,6 +43,6 @@ enum MatrixNeeds {
             jobs[index].needs = needs
             places[index].needMarks = marks
         }
-        return clashes
+        return (groups, clashes)
     }
 }

@@ -33,7 +33,8 @@ extension NodeReader {
                     "each item merged with << into \(what()) must be a map, usually an alias like *common")
                 continue
             }
-            for entry in entries(source, what: what()) ?? [] where seen.insert(entry.key).inserted {
+            for var entry in entries(source, what: what()) ?? [] where seen.insert(entry.key).inserted {
+                entry.isMerged = true
                 result.append(entry)
             }
         }

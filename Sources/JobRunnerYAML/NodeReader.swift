@@ -8,6 +8,9 @@ struct Entry {
     let key: String
     let keyNode: Node
     let value: Node
+    /// Brought in by a merge key (`<<: *common`): written once, at the anchor, for every map
+    /// that merges it.
+    var isMerged = false
 }
 
 /// Reads typed values out of the YAML nodes of one file, turning every mismatch into a
@@ -167,9 +170,12 @@ struct NodeReader {
             if let key = Key.byName[entry.key] {
                 table[key] = entry
             } else {
+                // A merged key is reported once, at the anchor: not in the words of each map that
+                // merges it.
+                let place = entry.isMerged ? "a map merged with <<" : what()
                 error(
                     entry.keyNode,
-                    "unknown key \(VisibleText.quoted(entry.key)) in \(what())\(Suggestion.hint(for: entry.key, in: Key.names))"
+                    "unknown key \(VisibleText.quoted(entry.key)) in \(place)\(Suggestion.hint(for: entry.key, in: Key.names))"
                 )
             }
         }

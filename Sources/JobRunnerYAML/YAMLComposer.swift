@@ -159,7 +159,7 @@ struct YAMLComposer {
             documents += 1
             if documents > 1 {
                 found(
-                    "invalid YAML: but found another document expected a single document in the stream",
+                    "invalid YAML: a second document starts here; a job file holds one document: remove the '---' or split the file in two",
                     line: line, column: column)
             }
         case YAML_SCALAR_EVENT:
@@ -186,7 +186,10 @@ struct YAMLComposer {
             }
             guard problem == nil else { return false }
             guard let target = anchors[anchor] else {
-                found("invalid YAML: found undefined alias", line: line, column: column)
+                let name = VisibleText.escaped(anchor)
+                found(
+                    "invalid YAML: the alias *\(name) names no anchor; define the anchor &\(name) before this alias (above it in the file)",
+                    line: line, column: column)
                 return false
             }
             attach(target)
@@ -311,11 +314,29 @@ extension YAMLComposer {
                         "invalid YAML: a quoted string starting here is never closed; end it with the quote it starts with",
                     line: Int(parser.context_mark.line) + 1, column: Int(parser.context_mark.column) + 1)
             }
+            if problem.hasPrefix("found a tab character") || character(atLine: line, column: column) == "\t" {
+                return Failure(
+                    message:
+                        "invalid YAML: a tab indents this line; YAML is indented with spaces only: replace the tab with spaces",
+                    line: line, column: column)
+            }
             return Failure(
                 message: "invalid YAML: \(problem)\(context.map { " " + $0 } ?? "")", line: line,
                 column: column)
         default:
             return Failure(message: "invalid YAML: Memory error", line: 1, column: 1)
         }
+    }
+
+    /// The character at a place libyaml names (line and column from 1, the column counted in
+    /// characters as libyaml counts them); nil past the text.
+    private func character(atLine line: Int, column: Int) -> Unicode.Scalar? {
+        var scalars = text.unicodeScalars[...]
+        for _ in 1..<max(line, 1) {
+            guard let newline = scalars.firstIndex(of: "\n") else { return nil }
+            scalars = scalars[scalars.index(after: newline)...]
+        }
+        let skipped = scalars.dropFirst(max(column - 1, 0))
+        return skipped.first
     }
 }

@@ -52,6 +52,24 @@ import Testing
                 """)
     }
 
+    /// `EST` is a fixed UTC-5 all year: its dates are shown in that zone, not New York's summer
+    /// time; `UTC` is shown as the file names it.
+    @Test func datesAreShownInTheZoneTheyAreComputedIn() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml":
+                "jobs:\n  e:\n    run: x\n    cron: '@daily'\n    timezone: EST\n  u:\n    run: x\n    cron: '@daily'\n    timezone: UTC\n"
+        ])
+        let next = try await workspace.run(
+            ["next", "jobs", "--count", "1", "--from", "2026-06-01T12:00:00Z"], environment: ["TZ": "UTC"])
+        #expect(next.status == 0, "\(next)")
+        #expect(
+            next.stdout.contains(
+                "e: cron '@daily' in EST\n  2026-06-02 00:00:00 -05:00  =  2026-06-02 05:00:00 +00:00 local"),
+            "\(next.stdout)")
+        #expect(
+            next.stdout.contains("u: cron '@daily' in UTC\n  2026-06-02 00:00:00 +00:00"), "\(next.stdout)")
+    }
+
     @Test func countsFromNowByDefaultAndShowsFiveDates() async throws {
         let workspace = try Workspace(files: ["periodic.yaml": Self.jobs])
         let next = try await workspace.run(["next", "jobs"], environment: Self.berlin)

@@ -109,11 +109,11 @@ import Testing
     @Test func anUndefinedAliasIsAnError() {
         #expect(
             messages("jobs:\n  a: { run: x, needs: [*nobody] }\n") == [
-                "jobs.yaml:2:24: error: invalid YAML: found undefined alias"
+                "jobs.yaml:2:24: error: invalid YAML: the alias *nobody names no anchor; define the anchor &nobody before this alias (above it in the file)"
             ])
         #expect(
             messages("x-a: &a\n  timeout: 5s\n  <<: *b\njobs:\n  a: { run: x, <<: 3 }\n") == [
-                "jobs.yaml:3:7: error: invalid YAML: found undefined alias"
+                "jobs.yaml:3:7: error: invalid YAML: the alias *b names no anchor; define the anchor &b before this alias (above it in the file)"
             ])
     }
 
@@ -163,7 +163,9 @@ import Testing
         #expect(
             messages("jobs: { a: 1, a: 2 }\n" + "x: [*a, *a]\n")
                 == duplicate("'a'", first: "1:9", again: "1:15")
-                + ["jobs.yaml:2:5: error: invalid YAML: found undefined alias"],
+                + [
+                    "jobs.yaml:2:5: error: invalid YAML: the alias *a names no anchor; define the anchor &a before this alias (above it in the file)"
+                ],
             "with too few aliases, the duplicate stands")
     }
 
@@ -197,7 +199,7 @@ import Testing
     @Test func aSecondDocumentIsAnError() {
         #expect(
             messages("jobs:\n  a: { run: x }\n---\njobs:\n  b: { run: x }\n") == [
-                "jobs.yaml:3:1: error: invalid YAML: but found another document expected a single document in the stream"
+                "jobs.yaml:3:1: error: invalid YAML: a second document starts here; a job file holds one document: remove the '---' or split the file in two"
             ])
         #expect(messages("%YAML 1.1\n---\njobs:\n  a: { run: x }\n...\n").isEmpty)
     }
@@ -213,11 +215,11 @@ import Testing
     @Test func tabsAndSyntaxErrorsAreLocated() {
         #expect(
             messages("jobs:\n\ta: { run: x }\n") == [
-                "jobs.yaml:2:1: error: invalid YAML: found character that cannot start any token while scanning for the next token"
+                "jobs.yaml:2:1: error: invalid YAML: a tab indents this line; YAML is indented with spaces only: replace the tab with spaces"
             ])
         #expect(
             messages("jobs:\n  a:\n    run: x\n\t\n") == [
-                "jobs.yaml:4:1: error: invalid YAML: found a tab character that violates indentation while scanning a plain scalar"
+                "jobs.yaml:4:1: error: invalid YAML: a tab indents this line; YAML is indented with spaces only: replace the tab with spaces"
             ])
         #expect(
             messages("jobs:\n  a: { run: x }\n  b: [unclosed\n") == [

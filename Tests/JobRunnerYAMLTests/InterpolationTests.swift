@@ -116,7 +116,7 @@ import Testing
         #expect(
             result.diagnostics.map(\.description) == [
                 "jobs.yaml:5:10: error: env value of 'X': ${UNSET} is not set in the runner's environment; set it, put it in a file given with --env-file, or give a default: ${UNSET:-value}",
-                "jobs.yaml:7:10: error: with value: '${' has no closing '}'; write ${NAME}, ${NAME:-default}, or $$ for a '$'",
+                "jobs.yaml:7:10: error: with value of 'y': '${' has no closing '}'; write ${NAME}, ${NAME:-default}, or $$ for a '$'",
             ])
     }
 }

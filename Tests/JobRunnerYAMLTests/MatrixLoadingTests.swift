@@ -99,11 +99,19 @@ import Testing
             messages == [
                 "jobs.yaml:4:13: error: matrix must be a map of keys to values, not a list",
                 "jobs.yaml:7:18: error: matrix key 'x' must be a non-empty list of values, like [debian, alpine]",
-                "jobs.yaml:10:19: error: each value of matrix key 'x' must be a plain value (a word or a number), not a map or a list",
+                "jobs.yaml:10:19: error: each value of matrix key 'x' must be a plain value (a word or a number); this one is a map or a list",
                 "jobs.yaml:13:5: error: matrix values (a b) and (a-b) both make the job id 'd-a-b'; make the values differ in letters or digits",
                 "jobs.yaml:16:15: error: matrix key 'x' is also a key of with:; the matrix sets it in with:, so keep one of them",
                 "jobs.yaml:20:5: error: matrix of job 'f' makes 272 jobs; at most 256 per job, so split it",
             ], "\(messages)")
+    }
+
+    @Test func anEmptyMatrixValueIsCalledEmpty() {
+        let result = load("jobs:\n  t:\n    run: 'true'\n    matrix: { n: [1, null] }\n")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:4:22: error: each value of matrix key 'n' must be a plain value (a word or a number); this one is empty (null); write a value there or remove the empty item"
+            ])
     }
 
     @Test func aMatrixIdCannotBeAnotherJobsId() {

@@ -72,8 +72,9 @@ import Testing
     }
 
     @Test func aFewProblemsAtOnePlaceKeepTheOrderOfTheirJobs() {
-        // Every job merges the same map, so each job's problem stands at that map's `bogus` key.
-        var text = "x-shared: &shared\n  bogus: 1\n  run: echo\njobs:\n"
+        // Every job merges the same map, so each job's problem (one that names the job) stands
+        // at that map's `cron` key.
+        var text = "x-shared: &shared\n  every: 1m\n  cron: '@daily'\n  run: echo\njobs:\n"
         for index in 0..<(2 * JobFileParser.jobsPerPart) where index % 200 == 0 {
             text += "  j\(index): { <<: *shared }\n"
         }

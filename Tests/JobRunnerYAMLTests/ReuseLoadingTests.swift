@@ -78,6 +78,28 @@ import Testing
             ])
     }
 
+    @Test func anUnknownKeyInAMapMergedByTwoJobsIsReportedOnceAtTheAnchor() {
+        let result = load(
+            "x-c: &c\n  colour: red\njobs:\n  a:\n    <<: *c\n    run: x\n  b:\n    <<: *c\n    run: y\n")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:2:3: error: unknown key 'colour' in a map merged with <<"
+            ])
+    }
+
+    /// 60 jobs merge one anchor with an unknown key: listed once, it leaves room in the list
+    /// of a file's first 50 problems for the others.
+    @Test func aProblemOfAnAnchorMergedBySixtyJobsTakesOnePlaceInTheList() {
+        var text = "x-c: &c\n  colour: red\njobs:\n"
+        for index in 0..<60 { text += "  j\(index): { <<: *c, run: x }\n" }
+        text += "  last: { run: x, priority: high }\n"
+        #expect(
+            load(text).diagnostics.map(\.description) == [
+                "jobs.yaml:2:3: error: unknown key 'colour' in a map merged with <<",
+                "jobs.yaml:64:29: error: priority must be a whole number, not 'high'",
+            ])
+    }
+
     @Test func aMergeOfSomethingElseThanAMapIsLocated() {
         let result = load("jobs:\n  a:\n    <<: [1]\n    run: \"true\"\n")
         #expect(

@@ -98,6 +98,41 @@ import Testing
             ])
     }
 
+    @Test func isolationOnAShellJobIsAWarning() {
+        let result = Self.load(
+            "defaults:\n  isolation: process\njobs:\n  a:\n    run: x\n    isolation: process\n  b:\n    run: y\n"
+        )
+        #expect(result.workload != nil, "warnings do not stop a load")
+        #expect(
+            result.diagnostics.map(\.description) == [
+                "jobs.yaml:6:5: warning: isolation applies to plugin jobs only; job 'a' runs a command, which always runs in a process of its own, so it has no effect"
+            ])
+    }
+
+    @Test func timeZoneNamesAreIANANamesWithSuggestions() {
+        func messages(_ zone: String) -> [String] {
+            Self.load("jobs:\n  a:\n    run: x\n    cron: '@daily'\n    timezone: \(zone)\n").diagnostics.map(
+                \.description)
+        }
+        #expect(
+            messages("europe/berlin") == [
+                "jobs.yaml:5:15: error: timezone 'europe/berlin' is not a known IANA time zone name, like Europe/Berlin or UTC; did you mean 'Europe/Berlin'?"
+            ])
+        #expect(
+            messages("GMT+2") == [
+                "jobs.yaml:5:15: error: timezone 'GMT+2' is not a known IANA time zone name, like Europe/Berlin or UTC; for a fixed offset write Etc/GMT-2 (the sign is inverted in these names) or name a place"
+            ])
+        for zone in ["UTC", "Europe/Berlin", "America/New_York", "Etc/GMT-2"] {
+            #expect(messages(zone) == [], "\(zone)")
+        }
+    }
+
+    @Test func aZoneIsShownByTheNameGiven() throws {
+        let job = try #require(
+            Self.load("jobs:\n  a:\n    run: x\n    cron: '@daily'\n    timezone: UTC\n").workload?.job("a"))
+        #expect(job.schedule?.description == "cron '@daily' in UTC")
+    }
+
     @Test func aOneShotJobMayNotNeedAPeriodicOne() {
         let result = Self.load(
             "jobs:\n  tick:\n    run: x\n    every: 1m\n  build:\n    run: make\n    needs: [tick]\n"

@@ -58,6 +58,16 @@ struct LogsCommand: AsyncParsableCommand {
             return
         }
         guard snapshot.jobs[job] != nil else {
+            let matrix = MatrixIDs.jobs(of: job, in: snapshot.run.jobIDs)
+            if let first = matrix.first {
+                let listed =
+                    matrix.prefix(10).joined(separator: ", ")
+                    + (matrix.count > 10 ? ", … (\(matrix.count) in all)" : "")
+                printError(
+                    "jobrunner: \(VisibleText.quoted(job)) is a matrix job; name one of its jobs: \(listed) (jobrunner logs \(first))"
+                )
+                throw ExitCode(ExitStatus.failed)
+            }
             printError("jobrunner: " + OccurrenceWords.noJob(job, in: snapshot.run, store: store))
             throw ExitCode(ExitStatus.failed)
         }

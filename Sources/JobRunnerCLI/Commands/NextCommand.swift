@@ -71,7 +71,7 @@ struct NextCommand: AsyncParsableCommand {
         }
         let start = fromNow ? "now" : format(from, in: local)
         var lines = [
-            "next \(count) fire date\(count == 1 ? "" : "s") after \(start), local time \(local.identifier)"
+            "next \(count) fire date\(count == 1 ? "" : "s") after \(start), local time \(local.shownName)"
         ]
         for job in periodic {
             guard let schedule = job.schedule else { continue }
@@ -94,13 +94,27 @@ struct NextCommand: AsyncParsableCommand {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// `2026-03-08 03:00:00 -04:00`: wall-clock time in `zone` with its offset from UTC.
+    /// `2026-03-08 03:00:00 -04:00`: wall-clock time in `zone` with its offset from UTC. The
+    /// offset is the one the fire dates are computed with (`secondsFromGMT(for:)`): a formatter
+    /// given the zone reads its own time zone data, which for a few names (`EST`) is another zone.
     static func format(_ date: Date, in zone: TimeZone) -> String {
+        let offset = zone.secondsFromGMT(for: date)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.calendar = Calendar(identifier: .gregorian)
-        formatter.timeZone = zone
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss xxx"
-        return formatter.string(from: date)
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let wall = formatter.string(from: date.addingTimeInterval(TimeInterval(offset)))
+        let minutes = abs(offset) / 60
+        let sign = offset < 0 ? "-" : "+"
+        let hours = String(minutes / 60).leftPadded(to: 2)
+        return "\(wall) \(sign)\(hours):\(String(minutes % 60).leftPadded(to: 2))"
+    }
+}
+
+extension String {
+    /// This text with zeros in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

@@ -111,6 +111,14 @@ extension JobActionCommand {
                 return
             }
         }
+        // A matrix job's own id stands for each of its jobs.
+        names = names.flatMap { name -> [String] in
+            guard snapshot.jobs[name] == nil else { return [name] }
+            let expanded = MatrixIDs.jobs(of: name, in: snapshot.run.jobIDs)
+            return expanded.isEmpty ? [name] : expanded
+        }
+        var seen = Set<String>()
+        names = names.filter { seen.insert($0).inserted }
         for name in names where snapshot.jobs[name] == nil {
             printError(
                 "jobrunner: run \(snapshot.run.id) has no job '\(name)'"

@@ -69,9 +69,15 @@ extension Schedule: CustomStringConvertible {
     public var description: String {
         switch self {
         case .every(let interval): "every \(JobDuration.format(interval))"
-        case .cron(let expression, let timeZone): "cron '\(expression)' in \(timeZone.identifier)"
+        case .cron(let expression, let timeZone): "cron '\(expression)' in \(timeZone.shownName)"
         }
     }
+}
+
+extension TimeZone {
+    /// The zone's name as jobrunner shows it. Foundation gives UTC the identifier `GMT`; the
+    /// two are one zone, shown as `UTC`.
+    public var shownName: String { identifier == "GMT" ? "UTC" : identifier }
 }
 
 /// What becomes of the occurrences a periodic job missed while no runner was up (SPEC 5.8,

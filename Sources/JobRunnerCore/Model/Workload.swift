@@ -15,6 +15,9 @@ public struct Workload: Sendable {
     /// `secrets:`: names of environment variables whose values are masked wherever jobrunner
     /// writes (SPEC 3.1), sorted, each once.
     public let secrets: [String]
+    /// The jobs of each matrix by the matrix job's own id, in load order (SPEC 3.1): what that
+    /// id stands for in `needs:` and `run --only`.
+    public let matrices: [String: [String]]
     /// Each job's position in `jobs`.
     let indexByID: [String: Int]
 
@@ -26,8 +29,9 @@ public struct Workload: Sendable {
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
         connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = [],
         pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy(), secrets: [String] = [],
-        positions: [String: Int]? = nil
+        matrices: [String: [String]] = [:], positions: [String: Int]? = nil
     ) {
+        self.matrices = matrices
         self.retention = retention
         self.secrets = Array(Set(secrets)).sorted()
         self.jobs = jobs
