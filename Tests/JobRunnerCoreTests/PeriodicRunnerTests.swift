@@ -185,6 +185,31 @@ import Testing
         #expect(handler.maxConcurrent == 1)
     }
 
+    /// The other way round: the occurrence holds the only slot, and the one-shot job that
+    /// becomes ready meanwhile starts once the occurrence's attempt ends.
+    @Test func aOneShotJobWaitsForTheSlotAnOccurrenceHolds() async throws {
+        let handler = ScriptedHandler(hold: ["refresh"])
+        let harness = Harness(handler: handler)
+        let runner = Runner(
+            workload: Workload(
+                jobs: [
+                    job("setup"), job("build", needs: ["setup"], pipeline: "p"),
+                    job("refresh", pipeline: "p"),
+                ],
+                pipelines: [PipelineDefinition(name: "p", maxConcurrent: 1)]),
+            store: harness.store, handler: handler, clock: harness.clock, observer: harness.observer,
+            options: RunnerOptions(logDirectory: "/tmp/jobrunner-tests", runnerPID: 1),
+            logger: Logger(label: "t"), randomSeed: 1, periodic: [everyMinute("refresh")])
+        let task = Task { try await runner.run() }
+        await harness.observer.waitFor(.succeeded, job: "setup")
+        await handler.waitForStarts(2)
+        // `build` became ready in the commit that stored `setup`'s end; it would have started there.
+        #expect(try harness.store.currentSnapshot()?.jobs["build"]?.state == .pending)
+        handler.release("refresh")
+        #expect(try await task.value.state == .succeeded)
+        #expect(handler.startedJobs.suffix(2) == ["refresh", "build"])
+    }
+
     @Test func aStoppedRunnersOccurrenceIsResumedNotRepeated() async throws {
         let handler = ScriptedHandler(hold: ["refresh"])
         let harness = Harness(handler: handler)

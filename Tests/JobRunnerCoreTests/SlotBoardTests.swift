@@ -28,18 +28,17 @@ import Testing
         )
         board.remove("main")
         #expect(board.total == SlotsTaken())
-        #expect(board.isAlone("a") == false, "b and c still wait")
+        #expect(!board.isEmpty, "b and c still wait")
     }
 
-    @Test func aRunAloneThatKnowsNothingIsHeldElsewhereNeedsNoBoard() {
+    @Test func aRunLeftAloneIsToldThatNobodyElseHoldsASlot() {
         var board = SlotBoard()
-        #expect(board.isAlone("main"))
+        #expect(board.isEmpty)
         _ = board.update("occ", taken: SlotsTaken(perPipeline: ["p": 1]), wanting: [])
         #expect(board.news(for: "main") == SlotsTaken(perPipeline: ["p": 1]))
         _ = board.update("occ", taken: SlotsTaken(), wanting: [])
         board.remove("occ")
-        #expect(!board.isAlone("main"), "it was told of a slot held: it must hear that it is free")
+        #expect(!board.isEmpty, "main was told of a slot held: it must hear that it is free")
         #expect(board.news(for: "main") == SlotsTaken())
-        #expect(board.isAlone("main"))
     }
 }

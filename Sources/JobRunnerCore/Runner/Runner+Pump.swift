@@ -218,8 +218,9 @@ extension Runner {
         private func take(_ inputs: [SchedulerInput], in runID: String) {
             guard !inputs.isEmpty else { return }
             let now = runner.clock.now()
-            // Alone, the run of one-shot jobs needs no board (the path of 100,000 jobs).
-            let shared = !occurrenceRuns.isEmpty || !slots.isAlone(main.run.id)
+            // Alone, the run of one-shot jobs needs no board (the path of 100,000 jobs): the
+            // board is emptied when the last occurrence closes.
+            let shared = !occurrenceRuns.isEmpty
             let inputs =
                 shared ? slots.news(for: runID).map { [.slotsElsewhere($0)] + inputs } ?? inputs : inputs
             var freed: [String] = []
@@ -282,6 +283,13 @@ extension Runner {
                     decision.changes.append(.putSchedule(record))
                 }
                 decision.append(begin(timetable.ended(entry.occurrence), now: now))
+            }
+            if occurrenceRuns.isEmpty && !slots.isEmpty {
+                // The run of one-shot jobs is alone again: it learns that nobody else holds a
+                // slot, and decides without the board from now on.
+                let news = slots.news(for: main.run.id)
+                slots = SlotBoard()
+                if let news { take([.slotsElsewhere(news)], in: main.run.id) }
             }
             if !decision.isEmpty {
                 // The runs this decision finishes count among those kept (`retention.runs`):
@@ -655,7 +663,7 @@ extension Runner {
             let request = AttemptRequest(
                 runID: order.runID, job: job, attempt: order.attempt, logPath: order.logPath,
                 workDirectory: "\(runner.options.logDirectory)/\(order.runID)",
-                neededOutputs: occurrenceRuns[order.runID] == nil
+                neededOutputs: occurrenceRuns.isEmpty || occurrenceRuns[order.runID] == nil
                     ? order.neededOutputs : outputsOfNeeds(of: job),
                 onSpawn: { pid in
                     mailbox.yield(

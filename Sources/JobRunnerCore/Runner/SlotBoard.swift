@@ -75,10 +75,6 @@ struct SlotBoard {
         wanting[runID] = nil
     }
 
-    /// Whether only `runID` holds or waits for slots and it knows the others hold none: it can
-    /// decide without the board.
-    func isAlone(_ runID: String) -> Bool {
-        byRun.keys.allSatisfy { $0 == runID } && wanting.keys.allSatisfy { $0 == runID }
-            && told[runID, default: SlotsTaken()].total == 0
-    }
+    /// Whether the board knows nothing: no run holds, waits for or was told of a slot.
+    var isEmpty: Bool { byRun.isEmpty && wanting.isEmpty && told.isEmpty }
 }
