@@ -5,69 +5,39 @@ import Testing
 /// `retry`, `skip` and `cancel` with no runner: they change the stored run themselves, one at a
 /// time, and a run they leave with every job final is closed as its runner would close it.
 @Suite struct OfflineOperatorTests {
-    /// `stubborn` survives SIGTERM (it says so through `term.fifo`), so that a `cancel` without
-    /// a runner is still ending it, holding the state directory, while the test acts.
-    static let jobs = """
-        jobs:
-          stubborn:
-            run: |
-              trap 'echo $$ > ../term.fifo' TERM
-              echo $$ > ../start.fifo
-              while true; do sleep 1 & wait $!; done
-          broken: { run: exit 1 }
-        """
-
-    /// A runner killed with SIGKILL leaves `stubborn` running and `broken` failed.
-    private func runnerKilledMidRun(_ workspace: borrowing Workspace) async throws -> Int32 {
-        #expect(mkfifo(workspace.root + "/start.fifo", 0o600) == 0)
-        #expect(mkfifo(workspace.root + "/term.fifo", 0o600) == 0)
-        let out = Pipe()
-        let runner = try workspace.start(["run", "jobs", "--events", "-", "--progress", "none"], stdout: out)
-        defer { if runner.isRunning { kill(runner.processIdentifier, SIGKILL) } }
-        let events = LineReader(out)
-        let stubborn = try #require(Int32(await readOnce(workspace.root + "/start.fifo").trimmed))
-        #expect(await events.waitFor("\"event\": \"failed\""))
-        kill(runner.processIdentifier, SIGKILL)
-        _ = await waitForExit(runner)
-        return stubborn
-    }
-
-    /// Two operator commands at once without a runner: the second waits for the first, which
-    /// holds the state directory while it ends `stubborn`, then applies its own request. Before,
-    /// the second took the first for a runner: it signalled it (which killed it, "User defined
-    /// signal 1") and left its own request for a runner that never came.
-    @Test func anOperatorCommandWaitsForAnotherInsteadOfSignallingIt() async throws {
-        let workspace = try Workspace(files: ["a.yaml": Self.jobs])
-        let stubborn = try await runnerKilledMidRun(workspace)
-        defer { kill(-stubborn, SIGKILL) }
-
-        let (cancelOut, cancelErr) = (Pipe(), Pipe())
-        let cancel = try workspace.start(["cancel", "stubborn"], stdout: cancelOut, stderr: cancelErr)
-        let cancelled = Task { await finished(cancel, stdout: cancelOut, stderr: cancelErr) }
-        // `cancel` sent SIGTERM, which `stubborn` ignores: `cancel` waits out its grace now.
-        #expect(Int32(await readOnce(workspace.root + "/term.fifo").trimmed) == stubborn)
-        // A runner's wake-up call reaching it by mistake does not kill it.
-        kill(cancel.processIdentifier, SIGUSR1)
-
-        let (retryOut, retryErr) = (Pipe(), Pipe())
-        let retry = try workspace.start(["retry", "broken"], stdout: retryOut, stderr: retryErr)
-        let retryLines = LineReader(retryErr)
-        let retried = Task { await finished(retry, stdout: retryOut) }
-        #expect(await retryLines.waitFor("waiting for another jobrunner command to finish"))
-        kill(-stubborn, SIGKILL)
-
-        let cancelResult = await cancelled.value
-        #expect(!cancelResult.signalled, "\(cancelResult)")
-        #expect(cancelResult.status == 0, "\(cancelResult)")
-        #expect(cancelResult.stdout.contains("stubborn cancelled"), "\(cancelResult.stdout)")
-        let retryResult = await retried.value
-        #expect(retryResult.status == 0, "\(retryResult) \(retryLines.all)")
-        #expect(!retryResult.stdout.contains("asked the runner"), "\(retryResult.stdout)")
-        #expect(retryResult.stdout.contains("broken"), "\(retryResult.stdout)")
-
+    /// Two operator commands at once without a runner, while a third holds the operator lock
+    /// (the test takes its `flock`): both wait, survive a runner's wake-up call meanwhile, and
+    /// are both applied once it is let go. Before, each took the lock holder for a runner: one
+    /// signalled the other (which died, "User defined signal 1") and left its own request for a
+    /// runner that never came.
+    @Test func operatorCommandsWithoutARunnerTakeTurns() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": "jobs:\n  a: { run: exit 1 }\n  b: { run: exit 1 }\n"
+        ])
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        let lock = open(workspace.state + "/operator.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(lock >= 0)
+        #expect(flock(lock, LOCK_EX) == 0)
+        var commands: [(Process, LineReader, Task<Finished, Never>)] = []
+        for job in ["a", "b"] {
+            let (out, err) = (Pipe(), Pipe())
+            let process = try workspace.start(["retry", job], stdout: out, stderr: err)
+            commands.append((process, LineReader(err), Task { await finished(process, stdout: out) }))
+        }
+        for (process, lines, _) in commands {
+            #expect(await lines.waitFor("waiting for another jobrunner command to finish"))
+            kill(process.processIdentifier, SIGUSR1)
+        }
+        close(lock)
+        for (_, lines, result) in commands {
+            let done = await result.value
+            #expect(!done.signalled, "\(done)")
+            #expect(done.status == 0, "\(done) \(lines.all)")
+            #expect(!done.stdout.contains("asked the runner"), "\(done.stdout)")
+        }
         let jobs = try await workspace.statusJobs()
-        #expect(jobs["stubborn"]?["state"] as? String == "cancelled")
-        #expect(jobs["broken"]?["state"] as? String == "pending", "the retry was applied: \(jobs)")
+        #expect(jobs["a"]?["state"] as? String == "pending", "\(jobs)")
+        #expect(jobs["b"]?["state"] as? String == "pending", "\(jobs)")
     }
 
     /// A `skip` without a runner that leaves every job final closes the run, `succeeded` here,
@@ -129,8 +99,4 @@ import Testing
         let oldFirst = old.split(separator: "\n").first.map(String.init) ?? ""
         #expect(oldFirst.contains("(no runner: a newer run replaced it)"), "\(oldFirst)")
     }
-}
-
-extension String {
-    fileprivate var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
 }
