@@ -32,6 +32,10 @@ public struct JobRunnerCommand: AsyncParsableCommand {
         // A reader of `--events -` or of the progress lines that goes away (`| head`) must not
         // kill a runner with SIGPIPE mid-run: writes to it fail instead, and the run goes on.
         signal(SIGPIPE, SIG_IGN)
+        // SIGUSR1 is a runner's wake-up call (`retry`, `suspend` and the others send it to the pid
+        // in `runner.lock`); a process it reaches by mistake, or a runner still loading its job
+        // files, must not die of it. A runner turns it into a look at the store once it is set up.
+        signal(SIGUSR1, SIG_IGN)
         var command: any ParsableCommand
         do {
             command = try parseAsRoot(arguments)

@@ -32,6 +32,10 @@ public struct StateDirectory: Sendable {
         return stored
     }
     public var lockPath: String { path + "/runner.lock" }
+    /// The file whose flock operator commands hold while they act, and runners while they take
+    /// the runner lock: an operator command never holds the runner lock, so it is never taken
+    /// for a runner, and no runner starts while one applies requests to a run without a runner.
+    public var operatorLockPath: String { path + "/operator.lock" }
 
     /// Whether a database exists here (read-only commands say so instead of creating one).
     /// Also true when the state path is there but cannot be used (a file where a directory
@@ -138,7 +142,13 @@ public struct StateDirectory: Sendable {
     /// The lock is an flock on the state directory itself, not on a file in it: a file can be
     /// unlinked or replaced while a runner holds it, and a second runner would then lock the new
     /// one and work beside the first. `runner.lock` only records the holder's pid, for messages.
-    public func lockForRunner() throws(StoreError) -> RunnerLock {
+    ///
+    /// An operator command at work (``lockForOperator(whileWaiting:)``) is waited for first,
+    /// `whileWaiting` called once if it must be: such a command is short, and a runner that
+    /// started meanwhile would resume the run it is changing.
+    public func lockForRunner(whileWaiting: () -> Void = {}) throws(StoreError) -> RunnerLock {
+        let operatorLock = takeOperatorLock(whileWaiting: whileWaiting)
+        defer { if operatorLock >= 0 { close(operatorLock) } }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             throw StoreError(
@@ -170,16 +180,51 @@ public struct StateDirectory: Sendable {
         return RunnerLock(fd: fd)
     }
 
-    /// The pid of the runner that holds the lock, or nil when none does (or its pid file is gone).
-    public func lockHolder() -> Int32? {
+    /// Takes the operator lock for an operator command (`retry`, `skip`, `cancel`), waiting for
+    /// any other one at work and for a runner taking the runner lock, `whileWaiting` called once
+    /// if it must wait. Held until the returned value goes away (or the process dies, even by
+    /// SIGKILL); meanwhile no runner starts, so a run it finds without a runner stays so.
+    public func lockForOperator(whileWaiting: () -> Void = {}) throws(StoreError) -> OperatorLock {
+        let fd = takeOperatorLock(whileWaiting: whileWaiting)
+        guard fd >= 0 else {
+            throw StoreError(
+                .unusable,
+                "cannot open \(operatorLockPath): \(String(cString: strerror(errno))); check the permissions of \(path)"
+            )
+        }
+        let runner = isLockedByRunner()
+        return OperatorLock(fd: fd, runnerWorks: runner, runnerPID: runner ? recordedPID() : nil)
+    }
+
+    /// Opens and flocks the operator lock file, waiting for it; -1 when it cannot be opened (a
+    /// runner then goes on without it, as with an unusable pid file).
+    private func takeOperatorLock(whileWaiting: () -> Void) -> Int32 {
+        var fd = open(operatorLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { fd = open(operatorLockPath, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return -1 }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            whileWaiting()
+            Self.waitForFlock(fd, LOCK_EX)
+        }
+        return fd
+    }
+
+    /// Whether a runner holds the runner lock now.
+    private func isLockedByRunner() -> Bool {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {
             flock(fd, LOCK_UN)
-            return nil
+            return false
         }
-        return recordedPID()
+        return true
+    }
+
+    /// The pid of the runner that holds the lock, or nil when none does (or its pid file is gone).
+    /// Only runners hold it: an operator command holds the operator lock instead.
+    public func lockHolder() -> Int32? {
+        isLockedByRunner() ? recordedPID() : nil
     }
 
     /// The pid in `runner.lock`, read under its flock (held by a runner only while it writes).
@@ -280,5 +325,23 @@ public struct StateDirectory: Sendable {
 public final class RunnerLock: Sendable {
     private let fd: Int32
     init(fd: Int32) { self.fd = fd }
+    deinit { close(fd) }
+}
+
+/// An operator command's hold on the state directory (``StateDirectory/lockForOperator(whileWaiting:)``):
+/// whether a runner works on it, and its pid; released when this value goes away.
+public final class OperatorLock: Sendable {
+    private let fd: Int32
+    /// Whether a runner held the runner lock when this lock was taken; when not, none starts
+    /// before this lock is released.
+    public let runnerWorks: Bool
+    /// The runner's pid, if it works and its pid file could be read.
+    public let runnerPID: Int32?
+
+    init(fd: Int32, runnerWorks: Bool, runnerPID: Int32?) {
+        self.fd = fd
+        self.runnerWorks = runnerWorks
+        self.runnerPID = runnerPID
+    }
     deinit { close(fd) }
 }

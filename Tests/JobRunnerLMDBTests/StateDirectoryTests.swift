@@ -63,6 +63,40 @@ import Testing
         }
     }
 
+    /// An operator command without a runner holds the operator lock, not the runner lock: it is
+    /// not taken for a runner (a second command sent it SIGUSR1, which killed it), and a runner
+    /// or another operator command that starts meanwhile waits for it.
+    @Test func anOperatorCommandIsNotTakenForARunnerAndIsWaitedFor() async throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let state = StateDirectory(path: root)
+        try state.prepare()
+        var first: OperatorLock? = try state.lockForOperator()
+        #expect(first?.runnerWorks == false)
+        #expect(state.lockHolder() == nil, "an operator command is no runner")
+
+        let waiting = DispatchSemaphore(value: 0)
+        let runner = Task.detached { () -> RunnerLock? in
+            await onThread { try? state.lockForRunner(whileWaiting: { waiting.signal() }) }
+        }
+        await onThread { waiting.wait() }
+        first = nil
+        let runnerLock = try #require(await runner.value)
+        #expect(state.lockHolder() == getpid())
+
+        var third: OperatorLock? = try state.lockForOperator()
+        #expect(third?.runnerWorks == true)
+        #expect(third?.runnerPID == getpid())
+        let fourth = Task.detached { () -> OperatorLock? in
+            await onThread { try? state.lockForOperator(whileWaiting: { waiting.signal() }) }
+        }
+        await onThread { waiting.wait() }
+        third = nil
+        let fourthLock = try #require(await fourth.value)
+        #expect(fourthLock.runnerPID == getpid())
+        withExtendedLifetime((first, third, runnerLock, fourthLock)) {}
+    }
+
     @Test func aFileWhereADirectoryBelongsIsSaidSo() throws {
         let root = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -119,4 +153,11 @@ private final class RaceResults: @unchecked Sendable {
     func add(won: RunnerLock) { lock.withLock { locks.append(won) } }
     func add(lost message: String) { lock.withLock { messages.append(message) } }
     func taken() -> (Int, [String]) { lock.withLock { (locks.count, messages) } }
+}
+
+/// Runs blocking work on a thread of its own, off the cooperative pool.
+private func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
 }

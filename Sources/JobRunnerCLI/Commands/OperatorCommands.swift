@@ -100,6 +100,19 @@ extension JobActionCommand {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
+        // Taken first: what follows is decided on the run as it is once no other operator
+        // command changes it and no runner can start.
+        let lock: OperatorLock
+        do {
+            lock = try stateDirectory.lockForOperator {
+                printError(
+                    "jobrunner: waiting for another jobrunner command to finish with \(stateDirectory.path)")
+            }
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+        defer { withExtendedLifetime(lock) {} }
         let (store, snapshot) = try openRun(stateDirectory, runID: nil, forWriting: true)
         defer { store.close() }
         let verb = Self.kind.rawValue
@@ -130,17 +143,18 @@ extension JobActionCommand {
             OperatorRequest(id: base + UInt64(index), kind: Self.kind, jobID: name, requestedAt: Date())
         }
         do {
-            if let pid = stateDirectory.lockHolder() {
+            if lock.runnerWorks {
                 try await store.commit(requests.map { .putRequest(runID: snapshot.run.id, $0) })
-                kill(pid, SIGUSR1)
-                print("asked the runner (pid \(pid)) to \(verb) \(names.joined(separator: ", "))")
+                // The signal only hurries it: a runner reads the store every second anyway.
+                if let pid = lock.runnerPID { kill(pid, SIGUSR1) }
+                let runner = lock.runnerPID.map { "the runner (pid \($0))" } ?? "the runner"
+                print("asked \(runner) to \(verb) \(names.joined(separator: ", "))")
                 return
             }
-            // No runner: apply them here, in order, holding the lock so that none starts meanwhile.
-            let lock = try stateDirectory.lockForRunner()
-            defer { withExtendedLifetime(lock) {} }
+            // No runner, and none starts while the operator lock is held: apply them here, in order.
             var refused = false
-            var reopened = false
+            // The run as the last request that changed it left it: reopened or closed.
+            var changedRun: RunRecord?
             for request in requests {
                 guard let current = try store.snapshot(runID: snapshot.run.id) else {
                     throw ExitCode(ExitStatus.failed)
@@ -169,14 +183,18 @@ extension JobActionCommand {
                                 runID: current.run.id, jobID: jobID, attempt: attempt, pid: pid,
                                 startTime: startTime))
                     }
-                    reopened =
-                        reopened || decision.changes.contains { if case .putRun = $0 { true } else { false } }
+                    for case .putRun(let run) in decision.changes { changedRun = run }
                     print(what)
                 case .terminating:
                     refused = true
                 }
             }
-            if reopened { print("the next `jobrunner run` resumes run \(snapshot.run.id)") }
+            if let changedRun {
+                print(
+                    changedRun.state.isFinal
+                        ? "run \(changedRun.id) \(changedRun.state.rawValue): every job is final"
+                        : "the next `jobrunner run` resumes run \(changedRun.id)")
+            }
             if refused { throw ExitCode(ExitStatus.failed) }
         } catch let error as StoreError {
             printError("jobrunner: \(error)")

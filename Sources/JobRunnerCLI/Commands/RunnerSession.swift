@@ -78,7 +78,9 @@ struct RunnerSession {
         let store: LMDBQueueStore
         do {
             try stateDirectory.prepare()
-            lock = try stateDirectory.lockForRunner()
+            lock = try stateDirectory.lockForRunner {
+                printError("jobrunner: waiting for a jobrunner command to finish with \(stateDirectory.path)")
+            }
             // Kept only if it still holds the data file of the directory now locked.
             store = try stateDirectory.openStore(openedEarly: await earlyStore.value)
         } catch {

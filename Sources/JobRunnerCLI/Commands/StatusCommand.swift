@@ -43,9 +43,11 @@ struct StatusCommand: ParsableCommand {
         defer { store.close() }
         let pipelines: [String: PipelineRecord]
         let schedules: [String: ScheduleRecord]
+        let current: String?
         do {
             pipelines = try store.pipelines()
             schedules = try store.schedules()
+            current = try store.currentRunID()
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
@@ -54,6 +56,7 @@ struct StatusCommand: ParsableCommand {
             overview: overview, suspended: pipelines, runnerPID: stateDirectory.lockHolder(),
             describing: !json)
         report.schedules = schedules
+        if overview.run.occurrenceOf == nil { report.replaced = current != overview.run.id }
         if json {
             report.writeJSON { bytes in writeBytes(STDOUT_FILENO, bytes) }
         } else {

@@ -26,6 +26,9 @@ struct StatusReport {
     var pipelines: [PipelineRow]
     /// Whether a runner holds the state directory now.
     var runnerPID: Int32?
+    /// Whether a newer run replaced this one as the current run (`run --new`, or other jobs
+    /// loaded): no runner resumes it then.
+    var replaced = false
     /// The periodic jobs' schedule records, by job id (SPEC 5.8).
     var schedules: [String: ScheduleRecord] = [:]
     /// Each pipeline's suspension count, from its record.
@@ -213,8 +216,11 @@ struct StatusReport {
         if let finished = run.finishedAt { head += "  finished \(Timestamps.moment(finished))" }
         if let runnerPID {
             head += "  (runner pid \(runnerPID))"
-        } else if run.state == .running {
-            head += "  (no runner: the next `jobrunner run` resumes it)"
+        } else if !run.state.isFinal {
+            head +=
+                replaced
+                ? "  (no runner: a newer run replaced it)"
+                : "  (no runner: the next `jobrunner run` resumes it)"
         }
         lines.append(head)
         let columns = ["JOB", "PIPELINE", "STATE", "ATTEMPTS", "DETAIL"]

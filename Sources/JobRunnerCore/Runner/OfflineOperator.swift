@@ -6,10 +6,22 @@ import Foundation
 /// once, `interrupted`.
 public enum OfflineOperator {
     /// The result and what to do: the changes to commit (a finished run that gets open jobs again
-    /// is reopened as `stopped`, so the next `jobrunner run` resumes it, SPEC 5.9), and effects,
-    /// of which `endAttempt` names processes a dead runner may have left.
+    /// is reopened as `stopped`, so the next `jobrunner run` resumes it, SPEC 5.9; an unfinished
+    /// one whose jobs are all final now is closed, `succeeded` or `failed`, as its runner would
+    /// have closed it), and effects, of which `endAttempt` names processes a dead runner may have
+    /// left.
     public static func apply(_ request: OperatorRequest, to snapshot: RunSnapshot, now: Date)
         -> (result: OperatorResult, decision: Decision)
+    {
+        var (result, decision, scheduler) = take(request, snapshot: snapshot, now: now)
+        if case .applied = result, scheduler.isFinished, !scheduler.run.state.isFinal {
+            decision.append(scheduler.close(now: now))
+        }
+        return (result, decision)
+    }
+
+    private static func take(_ request: OperatorRequest, snapshot: RunSnapshot, now: Date)
+        -> (result: OperatorResult, decision: Decision, scheduler: Scheduler)
     {
         var scheduler = Scheduler(
             plan: RunPlan(stored: snapshot), run: snapshot.run, jobs: snapshot.jobs,
@@ -25,8 +37,10 @@ public enum OfflineOperator {
                         jobID: id, attempt: attempt.number,
                         AttemptResult(outcome: .interrupted, reason: "its runner is gone")),
                     now: now))
-            return (.applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")"), decision)
+            return (
+                .applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")"), decision, scheduler
+            )
         }
-        return (result, decision)
+        return (result, decision, scheduler)
     }
 }

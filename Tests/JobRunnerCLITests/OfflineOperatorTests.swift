@@ -1,0 +1,102 @@
+import Foundation
+import Glibc
+import Testing
+
+/// `retry`, `skip` and `cancel` with no runner: they change the stored run themselves, one at a
+/// time, and a run they leave with every job final is closed as its runner would close it.
+@Suite struct OfflineOperatorTests {
+    /// Two operator commands at once without a runner, while a third holds the operator lock
+    /// (the test takes its `flock`): both wait, survive a runner's wake-up call meanwhile, and
+    /// are both applied once it is let go. Before, each took the lock holder for a runner: one
+    /// signalled the other (which died, "User defined signal 1") and left its own request for a
+    /// runner that never came.
+    @Test func operatorCommandsWithoutARunnerTakeTurns() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": "jobs:\n  a: { run: exit 1 }\n  b: { run: exit 1 }\n"
+        ])
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        let lock = open(workspace.state + "/operator.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(lock >= 0)
+        #expect(flock(lock, LOCK_EX) == 0)
+        var commands: [(Process, LineReader, Task<Finished, Never>)] = []
+        for job in ["a", "b"] {
+            let (out, err) = (Pipe(), Pipe())
+            let process = try workspace.start(["retry", job], stdout: out, stderr: err)
+            commands.append((process, LineReader(err), Task { await finished(process, stdout: out) }))
+        }
+        for (process, lines, _) in commands {
+            #expect(await lines.waitFor("waiting for another jobrunner command to finish"))
+            kill(process.processIdentifier, SIGUSR1)
+        }
+        close(lock)
+        for (_, lines, result) in commands {
+            let done = await result.value
+            #expect(!done.signalled, "\(done)")
+            #expect(done.status == 0, "\(done) \(lines.all)")
+            #expect(!done.stdout.contains("asked the runner"), "\(done.stdout)")
+        }
+        let jobs = try await workspace.statusJobs()
+        #expect(jobs["a"]?["state"] as? String == "pending", "\(jobs)")
+        #expect(jobs["b"]?["state"] as? String == "pending", "\(jobs)")
+    }
+
+    /// A `skip` without a runner that leaves every job final closes the run, `succeeded` here,
+    /// as a runner would have: it no longer waits for a `run` with nothing left to do.
+    @Test func anOperatorCommandThatEndsTheLastOpenJobClosesTheRun() async throws {
+        let workspace = try Workspace(files: [
+            "a.yaml": """
+            jobs:
+              long: { run: read line < ../long.fifo }
+              quick: { run: echo done }
+            """
+        ])
+        #expect(mkfifo(workspace.root + "/long.fifo", 0o600) == 0)
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-", "--progress", "none"], stdout: out)
+        defer { if runner.isRunning { kill(runner.processIdentifier, SIGKILL) } }
+        let events = LineReader(out)
+        #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
+        #expect(await events.waitFor("\"job\": \"quick\", \"attempt\": 1, \"event\": \"succeeded\""))
+        kill(runner.processIdentifier, SIGKILL)
+        _ = await waitForExit(runner)
+
+        let skip = try await workspace.run("skip", "long")
+        #expect(skip.status == 0, "\(skip)")
+        #expect(skip.stdout.contains("long skipped"), "\(skip.stdout)")
+        #expect(skip.stdout.contains("succeeded: every job is final"), "\(skip.stdout)")
+        let status = try await workspace.run("status")
+        let head = status.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(head.contains("  succeeded  "), "\(head)")
+        #expect(head.contains("finished"), "\(head)")
+        #expect(!head.contains("resumes it"), "\(head)")
+    }
+
+    /// A stopped run's first line says what comes of it: the next `run` resumes it, unless a
+    /// newer run replaced it.
+    @Test func aStoppedRunsFirstLineSaysWhatResumesIt() async throws {
+        let workspace = try Workspace(files: ["a.yaml": "jobs:\n  long: { run: read line < ../long.fifo }\n"])
+        #expect(mkfifo(workspace.root + "/long.fifo", 0o600) == 0)
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-", "--progress", "none"], stdout: out)
+        defer { if runner.isRunning { kill(runner.processIdentifier, SIGKILL) } }
+        let events = LineReader(out)
+        #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
+        kill(runner.processIdentifier, SIGTERM)
+        #expect(await waitForExit(runner) == 143)
+
+        let first =
+            try await workspace.run("status").stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.contains("  stopped  "), "\(first)")
+        #expect(first.contains("(no runner: the next `jobrunner run` resumes it)"), "\(first)")
+        let runID = try #require(first.split(separator: " ").dropFirst().first.map(String.init))
+
+        try FileManager.default.createDirectory(
+            atPath: workspace.root + "/other", withIntermediateDirectories: true)
+        try "jobs:\n  quick: { run: echo done }\n".write(
+            toFile: workspace.root + "/other/b.yaml", atomically: true, encoding: .utf8)
+        #expect(try await workspace.run("run", "other", "--progress", "none").status == 0)
+        let old = try await workspace.run("status", "--run", runID).stdout
+        let oldFirst = old.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(oldFirst.contains("(no runner: a newer run replaced it)"), "\(oldFirst)")
+    }
+}
