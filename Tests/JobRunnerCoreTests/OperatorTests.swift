@@ -183,4 +183,26 @@ import Testing
         }
         #expect(states == ["a:skipped", "b:pending"])
     }
+
+    /// Skipping the only failed job of a finished run leaves every job final: the run is judged
+    /// again and succeeds, as `run`'s exit status would say ("every job succeeded or was skipped").
+    @Test func skipOfTheOnlyFailedJobOfAFinishedRunMakesItSucceed() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var run = RunRecord(id: "R", state: .failed, startedAt: start, jobIDs: ["a", "b"], runnerPID: 1)
+        run.finishedAt = start
+        let snapshot = RunSnapshot(
+            run: run,
+            jobs: [
+                "a": JobRecord(jobID: "a", pipeline: "default", state: .failed, attempts: 1),
+                "b": JobRecord(jobID: "b", pipeline: "default", state: .succeeded, attempts: 1),
+            ])
+        let later = start.addingTimeInterval(60)
+        let decision = OfflineOperator.apply(request(.skip, "a"), to: snapshot, now: later).decision
+        let runs = decision.changes.compactMap { change -> RunRecord? in
+            if case .putRun(let record) = change { return record }
+            return nil
+        }
+        #expect(runs.map(\.state) == [.succeeded])
+        #expect(runs.first?.finishedAt == later)
+    }
 }

@@ -243,7 +243,7 @@ public struct Scheduler {
                 }
                 if stored { decision.changes.append(.deleteRequest(runID: run.id, id: request.id)) }
             }
-            reopenRunIfNeeded()
+            reopenRunIfNeeded(now: now)
         case .suspensions(let counts):
             let changed = lanes.setSuspensions(counts)
             for name in changed.suspended {
@@ -280,7 +280,7 @@ public struct Scheduler {
     /// its `run-finished` event.
     public mutating func close(now: Date) -> Decision {
         if isFinished {
-            run.state = jobs.values.contains(where: \.failsRun) ? .failed : .succeeded
+            run.state = verdict
             run.finishedAt = now
         } else {
             run.state = .stopped
@@ -870,13 +870,25 @@ public struct Scheduler {
         }
     }
 
-    /// A finished run that has open jobs again is `stopped`: the next `run` resumes it.
-    private mutating func reopenRunIfNeeded() {
-        guard run.state.isFinal, !isFinished else { return }
-        run.state = .stopped
-        run.finishedAt = nil
-        decision.changes.append(.putRun(run))
+    /// A finished run that has open jobs again is `stopped`: the next `run` resumes it. One whose
+    /// jobs are all still final is judged again: skipping its only failed job makes it
+    /// `succeeded`, as it would have been had the job been skipped before the run ended.
+    private mutating func reopenRunIfNeeded(now: Date) {
+        guard run.state.isFinal else { return }
+        if !isFinished {
+            run.state = .stopped
+            run.finishedAt = nil
+            decision.changes.append(.putRun(run))
+        } else if [.succeeded, .failed].contains(run.state), run.state != verdict {
+            run.state = verdict
+            run.finishedAt = now
+            decision.changes.append(.putRun(run))
+            emit(RunEvent(time: now, run: run.id, kind: .runFinished, state: run.state.rawValue))
+        }
     }
+
+    /// How the run ends once every job is final: `failed` if a job's end fails it.
+    private var verdict: RunState { jobs.values.contains(where: \.failsRun) ? .failed : .succeeded }
 
     // MARK: Constraints
 
