@@ -80,11 +80,11 @@ struct AttemptFiles {
         case .success(let bytes?): data = bytes
         }
         var outputs: [String: String] = [:]
-        for (index, line) in String(decoding: data, as: UTF8.self).split(
-            separator: "\n", omittingEmptySubsequences: false
+        // `isNewline`: "\r\n" is one Character, which a split on "\n" never finds.
+        for (index, text) in String(decoding: data, as: UTF8.self).split(
+            omittingEmptySubsequences: false, whereSeparator: \.isNewline
         )
         .enumerated() {
-            let text = line.hasSuffix("\r") ? line.dropLast() : line
             if text.isEmpty { continue }
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
                 return .failure(.malformed(line: index + 1, text: String(text)))
@@ -104,9 +104,8 @@ struct AttemptFiles {
         var retryAfter: Duration?
         var ignored: [String] = []
         for (index, line) in String(decoding: data, as: UTF8.self).split(
-            separator: "\n", omittingEmptySubsequences: false
+            omittingEmptySubsequences: false, whereSeparator: \.isNewline
         ).enumerated() {
-            let line = line.last == "\r" ? line.dropLast() : line
             if line.hasPrefix("skip=") {
                 skip = String(line.dropFirst(5))
             } else if line.hasPrefix("retry-after=") {

@@ -32,8 +32,10 @@ public enum EnvFile {
     ) {
         var variables: [(name: String, value: String)] = []
         var problems: [Diagnostic] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+        // `isNewline`: "\r\n" is one Character, which a split on "\n" never finds.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            .enumerated()
+        {
             let indent = line.prefix { $0 == " " || $0 == "\t" }.count
             var rest = line.dropFirst(indent)
             if rest.isEmpty || rest.hasPrefix("#") { continue }

@@ -162,13 +162,27 @@ let testSlots = ChildSlots(capacity: 64)
         #expect(later.retryAfter == .seconds(90))
     }
 
+    /// Lines written with CRLF are lines: the outputs, the skip reason and the delay.
+    @Test func crlfLinesOfTheOutputAndControlFilesAreLines() async throws {
+        let scratch = try Scratch()
+        let result = await handler.run(
+            scratch.request(
+                .shell(
+                    "printf 'x=1\\r\\ny=2\\r\\n' >> \"$JOBRUNNER_OUTPUT\"; printf 'skip=not today\\r\\nother=1\\r\\n' >> \"$JOBRUNNER_CONTROL\""
+                )))
+        #expect(result.outputs == ["x": "1", "y": "2"])
+        #expect(result.reason == "not today")
+    }
+
     /// A `retry-after=` that is no duration is ignored, as before, but the attempt's log says so
     /// (it was ignored without a word); CRLF lines are read as lines.
     @Test func aRetryAfterThatIsNoDurationIsSaidInTheLog() async throws {
         let scratch = try Scratch()
         let result = await handler.run(
             scratch.request(
-                .shell("printf 'retry-after=soon\\nretry-after=2m\\r\\n' >> \"$JOBRUNNER_CONTROL\"; exit 1")))
+                .shell(
+                    "printf 'retry-after=soon\\r\\nretry-after=2m\\r\\nx=1\\r\\n' >> \"$JOBRUNNER_CONTROL\"; exit 1"
+                )))
         #expect(result.retryAfter == .seconds(120))
         let log = try String(contentsOfFile: "\(scratch.path)/logs/job/1.log", encoding: .utf8)
         #expect(

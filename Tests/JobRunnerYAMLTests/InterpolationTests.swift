@@ -67,6 +67,14 @@ import Testing
             ])
     }
 
+    /// A file saved with Windows line endings reads as one with Unix ones, line numbers too.
+    @Test func envFileLinesMayEndInCRLF() {
+        let (variables, problems) = EnvFile.parse("A=1\r\nB=two\r\nbad\r\n", path: "x.env")
+        #expect(variables.map(\.name) == ["A", "B"])
+        #expect(variables.map(\.value) == ["1", "two"])
+        #expect(problems.map(\.description).first?.hasPrefix("x.env:3:1: error:") == true, "\(problems)")
+    }
+
     @Test func envFileProblemsAreLocated() {
         let (_, problems) = EnvFile.parse("GOOD=1\nno equals here\n1BAD=x\nQ=\"open\n", path: "x.env")
         #expect(
