@@ -58,14 +58,11 @@ struct LogsCommand: AsyncParsableCommand {
             return
         }
         guard snapshot.jobs[job] != nil else {
-            let matrix = MatrixIDs.jobs(of: job, in: snapshot.run.jobIDs)
-            if let first = matrix.first {
-                let listed =
-                    matrix.prefix(10).joined(separator: ", ")
-                    + (matrix.count > 10 ? ", … (\(matrix.count) in all)" : "")
+            let matches = MatrixIDs.jobs(of: job, in: snapshot.run.jobIDs)
+            if !matches.isEmpty {
                 printError(
-                    "jobrunner: \(VisibleText.quoted(job)) is a matrix job; name one of its jobs: \(listed) (jobrunner logs \(first))"
-                )
+                    "jobrunner: run \(snapshot.run.id) has "
+                        + MatrixIDs.choice(of: job, among: matches, command: "logs"))
                 throw ExitCode(ExitStatus.failed)
             }
             printError("jobrunner: " + OccurrenceWords.noJob(job, in: snapshot.run, store: store))

@@ -124,18 +124,17 @@ extension JobActionCommand {
                 return
             }
         }
-        // A matrix job's own id stands for each of its jobs.
-        names = names.flatMap { name -> [String] in
-            guard snapshot.jobs[name] == nil else { return [name] }
-            let expanded = MatrixIDs.jobs(of: name, in: snapshot.run.jobIDs)
-            return expanded.isEmpty ? [name] : expanded
-        }
         var seen = Set<String>()
         names = names.filter { seen.insert($0).inserted }
         for name in names where snapshot.jobs[name] == nil {
+            // A matrix job's own id, perhaps: its jobs are listed, not acted on (the run does
+            // not say which ids are a matrix's).
+            let matches = MatrixIDs.jobs(of: name, in: snapshot.run.jobIDs)
             printError(
-                "jobrunner: run \(snapshot.run.id) has no job '\(name)'"
-                    + Suggestion.hint(for: name, in: snapshot.run.jobIDs))
+                "jobrunner: run \(snapshot.run.id) "
+                    + (matches.isEmpty
+                        ? "has no job '\(name)'" + Suggestion.hint(for: name, in: snapshot.run.jobIDs)
+                        : "has " + MatrixIDs.choice(of: name, among: matches, command: verb)))
             throw ExitCode(ExitStatus.failed)
         }
         let base = UInt64(Date().timeIntervalSince1970 * 1_000_000_000)
