@@ -14,6 +14,9 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 
     let environment: Environment
     private let writer: GroupCommitWriter
+    /// Whether it reads without LMDB's lock file (`MDB_NOLOCK`): safe only while no runner
+    /// writes, which a reader that goes on reading must check again (``StateDirectory``).
+    public let readsWithoutLockFile: Bool
     /// The current run's rows as ``readAhead()`` read them, until resuming takes them.
     let rowsReadAhead = Mutex<RowsReadAhead?>(nil)
 
@@ -42,6 +45,11 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         directory: String, mapSize: Int, failsAfterWritingAhead: Bool,
         access: Environment.Access = .readWrite
     ) throws(StoreError) {
+        if case .readOnly(withoutLockFile: true) = access {
+            readsWithoutLockFile = true
+        } else {
+            readsWithoutLockFile = false
+        }
         if access == .readWrite {
             do {
                 try FileManager.default.createDirectory(

@@ -270,14 +270,22 @@ public struct StateDirectory: Sendable {
         var lockUsable = access(lockFile, R_OK | W_OK) == 0
         if !lockUsable && errno == ENOENT { lockUsable = access(databasePath, W_OK) == 0 }
         let lockError = errno
-        if !lockUsable && runnerHoldsLock() {
-            let pid = lockHolder().map { " (pid \($0))" } ?? ""
-            throw StoreError(
-                .unusable,
-                "cannot read the state directory \(path) while its runner\(pid) works on it: its database's lock file \(lockFile) cannot be written (\(String(cString: strerror(lockError)))); try again when the runner is done, or as the user it runs as"
-            )
-        }
+        if !lockUsable { try refuseReadingWithoutLockFile(because: String(cString: strerror(lockError))) }
         return try LMDBQueueStore(readingOnly: databasePath, withoutLockFile: !lockUsable)
+    }
+
+    /// Fails with a sentence when a runner works on the directory: a store that reads without
+    /// LMDB's lock file (``LMDBQueueStore/readsWithoutLockFile``) may not read meanwhile. A reader
+    /// that goes on reading (`wait`) asks again before each read: a runner may start meanwhile.
+    public func refuseReadingWithoutLockFile(because reason: String = "it cannot be written")
+        throws(StoreError)
+    {
+        guard runnerHoldsLock() else { return }
+        let pid = lockHolder().map { " (pid \($0))" } ?? ""
+        throw StoreError(
+            .unusable,
+            "cannot read the state directory \(path) while its runner\(pid) works on it: its database's lock file \(databasePath)/lock.mdb cannot be written (\(reason)); try again when the runner is done, or as the user it runs as"
+        )
     }
 
     /// Whether a runner holds the runner lock now.

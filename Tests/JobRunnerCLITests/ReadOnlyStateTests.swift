@@ -80,4 +80,41 @@ struct ReadOnlyStateTests {
         #expect(status.status == 3)
         #expect(status.stderr.contains("while its runner"), "\(status.stderr)")
     }
+
+    /// `wait` goes on reading: a runner that starts while it reads without LMDB's lock file
+    /// ends its wait with the same sentence, rather than leave it reading pages being reused.
+    @Test func aWaitWithoutTheLockFileEndsWhenARunnerStarts() async throws {
+        let workspace = try Workspace(files: ["j.yaml": "jobs:\n  j:\n    run: exit 1\n"])
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        // Reopened with no runner: unfinished, so `wait` waits.
+        #expect(try await workspace.run("retry", "j").status == 0)
+        let nobody = 65534
+        let files = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []
+        for path in [workspace.state] + files.map({ workspace.state + "/" + $0 }) {
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(chown(path, uid_t(nobody), gid_t(nobody)) == 0)
+            #expect(chmod(path, info.st_mode & S_IFMT == S_IFDIR ? 0o500 : 0o400) == 0)
+        }
+        let wait = Process()
+        wait.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        wait.arguments = [
+            "--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", jobrunnerBinary, "wait", "--state",
+            workspace.state,
+        ]
+        let err = Pipe()
+        wait.standardError = err
+        wait.standardOutput = Pipe()
+        try wait.run()
+        defer { if wait.isRunning { kill(wait.processIdentifier, SIGKILL) } }
+        let lines = LineReader(err)
+        #expect(await lines.waitFor("no runner works on it; waiting"), "\(lines.all)")
+        // A runner's lock on the directory.
+        let fd = open(workspace.state, O_RDONLY | O_DIRECTORY)
+        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
+        defer { close(fd) }
+        // Without the check it would wait on for ever: at most a minute here.
+        #expect(await ExitWatcher(wait).wait(atMost: .seconds(60)) == 3)
+        #expect(lines.all.contains { $0.contains("while its runner") }, "\(lines.all)")
+    }
 }

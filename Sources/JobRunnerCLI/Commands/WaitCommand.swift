@@ -57,6 +57,8 @@ struct WaitCommand: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(200))
             do {
+                // Read without LMDB's lock file, the store is safe only while no runner writes.
+                if store.readsWithoutLockFile { try stateDirectory.refuseReadingWithoutLockFile() }
                 run = try store.snapshot(runID: run.id)?.run ?? run
             } catch {
                 printError("jobrunner: \(error)")
