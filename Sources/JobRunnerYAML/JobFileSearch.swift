@@ -137,7 +137,11 @@ struct JobFileSearch {
         let what = isDirectory ? "directory" : "file"
         switch error {
         case EACCES, EPERM:
-            let fix = isDirectory ? "read and enter it (chmod u+rx)" : "read it (chmod u+r)"
+            // Its owner may be another user: `u+r` would not help the one running jobrunner.
+            let fix =
+                isDirectory
+                ? "read and enter it (chmod a+rx, or chown it to that user)"
+                : "read it (chmod a+r, or chown it to that user)"
             return Problem(
                 message:
                     "cannot read this \(what): permission denied; let the user running jobrunner \(fix), or move it out of the job directories"

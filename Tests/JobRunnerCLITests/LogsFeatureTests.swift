@@ -23,7 +23,7 @@ import Testing
         #expect(logs.stdout == "the token server said no\n")
         #expect(
             logs.stderr.contains(
-                "constraint token failed: the token server said no; the output of that satisfy"))
+                "constraint token failed: the token server said no; the output of the constraint's last satisfy in this run"))
     }
 
     @Test func logsStillShowAfterTheStateDirectoryIsMovedAndAJobWithNoLogSaysWhy() async throws {

@@ -38,7 +38,7 @@ struct UnreadableJobsTests {
             #expect(ended.status == 2, "\(command): \(ended)")
             #expect(
                 ended.stderr.contains(
-                    "jobs/locked:1:1: error: cannot read this directory: permission denied; let the user running jobrunner read and enter it (chmod u+rx), or move it out of the job directories"
+                    "jobs/locked:1:1: error: cannot read this directory: permission denied; let the user running jobrunner read and enter it (chmod a+rx, or chown it to that user), or move it out of the job directories"
                 ), "\(command): \(ended)")
             #expect(!ended.stdout.contains("valid"), "\(command): \(ended)")
         }
@@ -68,7 +68,7 @@ struct UnreadableJobsTests {
         #expect(ended.status == 2, "\(ended)")
         #expect(
             ended.stderr.contains(
-                "jobs/a.yaml:1:1: error: cannot read this file: permission denied; let the user running jobrunner read it (chmod u+r), or move it out of the job directories"
+                "jobs/a.yaml:1:1: error: cannot read this file: permission denied; let the user running jobrunner read it (chmod a+r, or chown it to that user), or move it out of the job directories"
             ), "\(ended)")
     }
 }

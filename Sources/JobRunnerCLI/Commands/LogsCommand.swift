@@ -76,7 +76,7 @@ struct LogsCommand: AsyncParsableCommand {
                 in: stateDirectory.logsPath, runID: snapshot.run.id, jobID: job, attempt: chosen.number)
         if path.contains("/\(Scheduler.constraintLogFolder)/") {
             printError(
-                "jobrunner: attempt \(chosen.number) of \(job) \(chosen.reason ?? "failed"); the output of that satisfy:"
+                "jobrunner: attempt \(chosen.number) of \(job) \(chosen.reason ?? "failed"); the output of the constraint's last satisfy in this run:"
             )
         }
         var offset = LogFile.copy(path: path, from: 0)
@@ -126,7 +126,7 @@ struct LogsCommand: AsyncParsableCommand {
         }
         guard follow else {
             printError(
-                "jobrunner: job '\(job)' has not started yet in run \(snapshot.run.id); `jobrunner logs -f \(job)` waits for it"
+                "jobrunner: job '\(job)' has not started yet in run \(snapshot.run.id); `jobrunner logs -f \(job)\(snapshot.run.occurrenceOf == nil ? "" : " --run \(snapshot.run.id)")` waits for it"
             )
             throw ExitCode(ExitStatus.failed)
         }
