@@ -216,7 +216,9 @@ extension Runner {
 
         /// Hands inputs to the scheduler of a run and submits what it decided.
         private func take(_ inputs: [SchedulerInput], in runID: String) {
-            guard !inputs.isEmpty else { return }
+            // An input of a run already closed (a late probe answer) goes nowhere, and leaves
+            // nothing on the slot board.
+            guard !inputs.isEmpty, runID == main.run.id || occurrenceRuns[runID] != nil else { return }
             let now = runner.clock.now()
             // Alone, the run of one-shot jobs needs no board (the path of 100,000 jobs): the
             // board is emptied when the last occurrence closes.
@@ -478,7 +480,8 @@ extension Runner {
 
         /// What an occurrence's attempt receives of its job's needs (SPEC 5.7, 5.8): the outputs
         /// of a one-shot job in the current run, and those of a periodic job's latest
-        /// occurrence; its needs were met when it started, so those are the ones that met them.
+        /// occurrence, as they are when the attempt starts (a retry after the needed job's next
+        /// occurrence failed gets none of its outputs: that occurrence gave none).
         private func outputsOfNeeds(of job: JobDefinition) -> [String: [String: String]] {
             var needed: [String: [String: String]] = [:]
             for need in job.needs {
