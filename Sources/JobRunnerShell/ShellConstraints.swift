@@ -39,8 +39,11 @@ public struct ShellConstraints: ConstraintRunner {
         ).run()
         try? FileManager.default.removeItem(atPath: processPath)
         // A log that cannot be written loses only this copy of the output; the outcome stands.
-        _ = FileManager.default.createFile(
-            atPath: logPath, contents: Data(outcome.output), attributes: [.posixPermissions: 0o600])
+        // One the runner's stop ended fails nothing: the output of the last one that did stays.
+        if outcome.termination != .interrupted {
+            _ = FileManager.default.createFile(
+                atPath: logPath, contents: Data(outcome.output), attributes: [.posixPermissions: 0o600])
+        }
         return Self.judge(outcome, of: constraint)
     }
 

@@ -1,0 +1,42 @@
+import Foundation
+import JobRunnerCore
+import Testing
+
+@testable import JobRunnerShell
+
+/// A constraint's `satisfy` output is what the attempts it failed point at.
+@Suite struct ShellConstraintsTests {
+    /// A `satisfy` the runner's stop ends fails nothing, so it does not replace the output of
+    /// the one that did (a stop under `serve` left failed attempts pointing at another text).
+    @Test func aSatisfyEndedByAStopKeepsTheOutputOfTheLastOneThatEnded() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("satisfy-\(UUID())")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let log = directory + "/t.log"
+        let record = directory + "/t.pid"
+        try "the one that failed\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let constraint = ConstraintDefinition(
+            name: "t", check: "false", satisfy: "echo interrupted one; sleep 600", workingDirectory: directory
+        )
+        let satisfy = Task {
+            await ShellConstraints().satisfy(constraint, logPath: log, processPath: record)
+        }
+        // The shell writes the record before the command runs; nothing else tells it has begun.
+        #expect(await Self.appears(record))
+        satisfy.cancel()
+        _ = await satisfy.value
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "the one that failed\n")
+    }
+
+    /// Whether a file exists within a minute, looked for from a thread of its own.
+    static func appears(_ path: String) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread {
+                let deadline = Date().addingTimeInterval(60)
+                while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(10_000) }
+                continuation.resume(returning: FileManager.default.fileExists(atPath: path))
+            }.start()
+        }
+    }
+}
