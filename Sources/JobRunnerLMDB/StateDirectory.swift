@@ -289,7 +289,7 @@ public struct StateDirectory: Sendable {
     }
 
     /// Whether a runner holds the runner lock now.
-    private func runnerHoldsLock() -> Bool {
+    public func runnerHoldsLock() -> Bool {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }

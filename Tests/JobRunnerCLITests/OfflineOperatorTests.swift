@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import JobRunnerLMDB
 import Testing
 
 /// `retry`, `skip` and `cancel` with no runner: they change the stored run themselves, one at a
@@ -98,5 +99,38 @@ import Testing
         let old = try await workspace.run("status", "--run", runID).stdout
         let oldFirst = old.split(separator: "\n").first.map(String.init) ?? ""
         #expect(oldFirst.contains("(no runner: a newer run replaced it)"), "\(oldFirst)")
+    }
+
+    /// A runner that ends without taking a stored request (its run had just closed, so it exits
+    /// rather than read it) leaves it to the command, which applies it itself: a finished run is
+    /// never resumed, and the request was lost. The test plays the runner: it holds the runner
+    /// lock until the request is stored, then lets go.
+    @Test func aRequestTheRunnerEndedWithoutTakingIsAppliedByTheCommand() async throws {
+        let workspace = try Workspace(files: ["a.yaml": "jobs:\n  a: { run: 'exit 1' }\n"])
+        #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
+        let runner = open(workspace.state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        #expect(runner >= 0 && flock(runner, LOCK_EX) == 0)
+        let out = Pipe()
+        let retry = try workspace.start(["retry", "a"], stdout: out)
+        defer { if retry.isRunning { kill(retry.processIdentifier, SIGKILL) } }
+        let database = workspace.state + "/db"
+        let stored = await onOwnThread { () -> Bool in
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                if let store = try? LMDBQueueStore(readingOnly: database, withoutLockFile: false) {
+                    defer { store.close() }
+                    let runID = (try? store.currentRunID()).flatMap { $0 } ?? ""
+                    if !((try? store.requests(runID: runID)) ?? []).isEmpty { return true }
+                }
+                usleep(10_000)
+            }
+            return false
+        }
+        #expect(stored, "the command stored its request for the runner")
+        close(runner)
+        #expect(await waitForExit(retry) == 0)
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(printed.contains("ended before it took the request; applying it here"), "\(printed)")
+        #expect(try await workspace.statusJobs()["a"]?["state"] as? String == "pending")
     }
 }

@@ -93,6 +93,32 @@ protocol JobActionCommand: AsyncParsableCommand {
 
 extension JobActionCommand {
     func defaultJobs(in snapshot: RunSnapshot) -> [String]? { nil }
+}
+
+extension JobActionCommand {
+    /// Whether the runner went away with `requests` still stored, looked at a few times a
+    /// second for up to ``requestTakenWithin``: a runner takes them at once, but one whose run
+    /// has just closed exits without reading them, and a finished run is never resumed, so
+    /// they would be lost. False once they are taken, and when the runner is still at work
+    /// after that time (they stay stored for it).
+    static func runnerLeft(
+        _ requests: [OperatorRequest], in runID: String, store: LMDBQueueStore, stateDirectory: StateDirectory
+    ) async throws -> Bool {
+        let ours = Set(requests.map(\.id))
+        let deadline = ContinuousClock.now + requestTakenWithin
+        while true {
+            // Read after the lock: a runner that took them and then ended leaves none stored.
+            let gone = !stateDirectory.runnerHoldsLock()
+            let stored = try store.requests(runID: runID).contains { ours.contains($0.id) }
+            if !stored { return false }
+            if gone { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// How long an operator command waits for a runner to take its request.
+    static var requestTakenWithin: Duration { .seconds(3) }
 
     func run() async throws {
         let stateDirectory = global.stateDirectory
@@ -147,8 +173,17 @@ extension JobActionCommand {
                 // The signal only hurries it: a runner reads the store every second anyway.
                 if let pid = lock.runnerPID { kill(pid, SIGUSR1) }
                 let runner = lock.runnerPID.map { "the runner (pid \($0))" } ?? "the runner"
-                print("asked \(runner) to \(verb) \(names.joined(separator: ", "))")
-                return
+                guard
+                    try await Self.runnerLeft(
+                        requests, in: snapshot.run.id, store: store, stateDirectory: stateDirectory)
+                else {
+                    print("asked \(runner) to \(verb) \(names.joined(separator: ", "))")
+                    return
+                }
+                // It ended without them (its run had just closed): applied here instead, as no
+                // runner can start while the operator lock is held.
+                try await store.commit(requests.map { .deleteRequest(runID: snapshot.run.id, id: $0.id) })
+                print("\(runner) ended before it took the request; applying it here")
             }
             // No runner, and none starts while the operator lock is held: apply them here, in order.
             var refused = false
