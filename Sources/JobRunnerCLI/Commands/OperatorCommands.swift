@@ -97,28 +97,33 @@ extension JobActionCommand {
 
 extension JobActionCommand {
     /// Whether the runner went away with `requests` still stored, looked at a few times a
-    /// second for up to ``requestTakenWithin``: a runner takes them at once, but one whose run
-    /// has just closed exits without reading them, and a finished run is never resumed, so
-    /// they would be lost. False once they are taken, and when the runner is still at work
-    /// after that time (they stay stored for it).
+    /// second: a runner takes them within a second (it reads the store every second, and at
+    /// once when signalled), but one whose run has just closed exits without reading them, and
+    /// a finished run is never resumed, so they would be lost. False once they are taken. A
+    /// runner that has not taken them after ``slowRunnerNotice`` is said to be waited for.
     static func runnerLeft(
         _ requests: [OperatorRequest], in runID: String, store: LMDBQueueStore, stateDirectory: StateDirectory
     ) async throws -> Bool {
         let ours = Set(requests.map(\.id))
-        let deadline = ContinuousClock.now + requestTakenWithin
+        let notice = ContinuousClock.now + slowRunnerNotice
+        var told = false
         while true {
             // Read after the lock: a runner that took them and then ended leaves none stored.
             let gone = !stateDirectory.runnerHoldsLock()
             let stored = try store.requests(runID: runID).contains { ours.contains($0.id) }
             if !stored { return false }
             if gone { return true }
-            if ContinuousClock.now >= deadline { return false }
+            if !told && ContinuousClock.now >= notice {
+                let pid = stateDirectory.lockHolder().map { " (pid \($0))" } ?? ""
+                printError("jobrunner: waiting for the runner\(pid) to take the request")
+                told = true
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
 
-    /// How long an operator command waits for a runner to take its request.
-    static var requestTakenWithin: Duration { .seconds(3) }
+    /// When an operator command says it still waits for the runner.
+    static var slowRunnerNotice: Duration { .seconds(3) }
 
     func run() async throws {
         let stateDirectory = global.stateDirectory
