@@ -23,6 +23,19 @@ struct ReadOnlyStateTests {
         return try await runCollecting(process)
     }
 
+    /// Gives every file of `state` to `uid`, which may only read them; returns their paths
+    /// under `state`.
+    static func handOver(_ state: String, to uid: Int) -> [String] {
+        let files = FileManager.default.enumerator(atPath: state)?.allObjects as? [String] ?? []
+        for path in [state] + files.map({ state + "/" + $0 }) {
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(chown(path, uid_t(uid), gid_t(uid)) == 0)
+            #expect(chmod(path, info.st_mode & S_IFMT == S_IFDIR ? 0o500 : 0o400) == 0)
+        }
+        return files
+    }
+
     /// The read-only commands on `state`, each expected to succeed.
     func expectReadable(_ state: String, as uid: Int? = nil) async throws {
         let status = try await run([jobrunnerBinary, "status", "--state", state], as: uid)
@@ -61,13 +74,7 @@ struct ReadOnlyStateTests {
         let workspace = try Workspace(files: ["j.yaml": Self.job])
         #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 0)
         let nobody = 65534
-        let files = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []
-        for path in [workspace.state] + files.map({ workspace.state + "/" + $0 }) {
-            var info = stat()
-            #expect(stat(path, &info) == 0)
-            #expect(chown(path, uid_t(nobody), gid_t(nobody)) == 0)
-            #expect(chmod(path, info.st_mode & S_IFMT == S_IFDIR ? 0o500 : 0o400) == 0)
-        }
+        let files = Self.handOver(workspace.state, to: nobody)
         try await expectReadable(workspace.state, as: nobody)
         let before = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []
         #expect(before.sorted() == files.sorted(), "nothing is created")
@@ -89,13 +96,7 @@ struct ReadOnlyStateTests {
         // Reopened with no runner: unfinished, so `wait` waits.
         #expect(try await workspace.run("retry", "j").status == 0)
         let nobody = 65534
-        let files = FileManager.default.enumerator(atPath: workspace.state)?.allObjects as? [String] ?? []
-        for path in [workspace.state] + files.map({ workspace.state + "/" + $0 }) {
-            var info = stat()
-            #expect(stat(path, &info) == 0)
-            #expect(chown(path, uid_t(nobody), gid_t(nobody)) == 0)
-            #expect(chmod(path, info.st_mode & S_IFMT == S_IFDIR ? 0o500 : 0o400) == 0)
-        }
+        _ = Self.handOver(workspace.state, to: nobody)
         let wait = Process()
         wait.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         wait.arguments = [

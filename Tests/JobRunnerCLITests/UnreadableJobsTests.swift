@@ -85,11 +85,6 @@ extension Workspace {
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         process.currentDirectoryURL = URL(fileURLWithPath: root)
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return await finished(process, stdout: out, stderr: err)
+        return try await runCollecting(process)
     }
 }
