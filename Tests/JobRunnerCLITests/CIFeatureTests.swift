@@ -176,7 +176,7 @@ import Testing
 
     @Test func waitBlocksUntilARunStartedElsewhereEndsAndExitsAsItDid() async throws {
         let workspace = try Workspace(files: [
-            "a.yaml": "jobs:\n  slow:\n    run: while [ ! -f ../go ]; do sleep 0.05; done; exit 3\n"
+            "a.yaml": "jobs:\n  slow:\n    run: while [ ! -f ../go ] && [ -d ../jobs ]; do sleep 0.05; done; exit 3\n"
         ])
         let output = Pipe()
         let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: output)

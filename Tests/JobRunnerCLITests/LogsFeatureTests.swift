@@ -57,7 +57,7 @@ import Testing
     static let gated = """
         jobs:
           first:
-            run: while [ ! -f ../go ]; do sleep 0.05; done; echo first done
+            run: while [ ! -f ../go ] && [ -d ../jobs ]; do sleep 0.05; done; echo first done
           second:
             needs: [first]
             run: echo second says hello
