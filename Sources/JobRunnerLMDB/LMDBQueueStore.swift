@@ -45,11 +45,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         directory: String, mapSize: Int, failsAfterWritingAhead: Bool,
         access: Environment.Access = .readWrite
     ) throws(StoreError) {
-        if case .readOnly(withoutLockFile: true) = access {
-            readsWithoutLockFile = true
-        } else {
-            readsWithoutLockFile = false
-        }
+        readsWithoutLockFile = access == .readOnly(withoutLockFile: true)
         if access == .readWrite {
             do {
                 try FileManager.default.createDirectory(

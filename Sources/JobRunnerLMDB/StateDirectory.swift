@@ -192,7 +192,7 @@ public struct StateDirectory: Sendable {
                 "cannot open \(operatorLockPath): \(String(cString: strerror(errno))); check the permissions of \(path)"
             )
         }
-        let runner = isLockedByRunner()
+        let runner = runnerHoldsLock()
         return OperatorLock(fd: fd, runnerWorks: runner, runnerPID: runner ? recordedPID() : nil)
     }
 
@@ -209,22 +209,10 @@ public struct StateDirectory: Sendable {
         return fd
     }
 
-    /// Whether a runner holds the runner lock now.
-    private func isLockedByRunner() -> Bool {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            flock(fd, LOCK_UN)
-            return false
-        }
-        return true
-    }
-
     /// The pid of the runner that holds the lock, or nil when none does (or its pid file is gone).
     /// Only runners hold it: an operator command holds the operator lock instead.
     public func lockHolder() -> Int32? {
-        isLockedByRunner() ? recordedPID() : nil
+        runnerHoldsLock() ? recordedPID() : nil
     }
 
     /// The pid in `runner.lock`, read under its flock (held by a runner only while it writes).

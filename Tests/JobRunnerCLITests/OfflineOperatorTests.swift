@@ -51,12 +51,8 @@ import Testing
               quick: { run: echo done }
             """
         ])
-        #expect(mkfifo(workspace.root + "/long.fifo", 0o600) == 0)
-        let out = Pipe()
-        let runner = try workspace.start(["run", "jobs", "--events", "-", "--progress", "none"], stdout: out)
+        let (runner, events) = try await Self.runnerWithLongStarted(workspace)
         defer { if runner.isRunning { kill(runner.processIdentifier, SIGKILL) } }
-        let events = LineReader(out)
-        #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
         #expect(await events.waitFor("\"job\": \"quick\", \"attempt\": 1, \"event\": \"succeeded\""))
         kill(runner.processIdentifier, SIGKILL)
         _ = await waitForExit(runner)
@@ -76,12 +72,8 @@ import Testing
     /// newer run replaced it.
     @Test func aStoppedRunsFirstLineSaysWhatResumesIt() async throws {
         let workspace = try Workspace(files: ["a.yaml": "jobs:\n  long: { run: read line < ../long.fifo }\n"])
-        #expect(mkfifo(workspace.root + "/long.fifo", 0o600) == 0)
-        let out = Pipe()
-        let runner = try workspace.start(["run", "jobs", "--events", "-", "--progress", "none"], stdout: out)
+        let (runner, _) = try await Self.runnerWithLongStarted(workspace)
         defer { if runner.isRunning { kill(runner.processIdentifier, SIGKILL) } }
-        let events = LineReader(out)
-        #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\""))
         kill(runner.processIdentifier, SIGTERM)
         #expect(await waitForExit(runner) == 143)
 
@@ -132,5 +124,19 @@ import Testing
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(printed.contains("ended before it took the request; applying it here"), "\(printed)")
         #expect(try await workspace.statusJobs()["a"]?["state"] as? String == "pending")
+    }
+
+    /// Starts a runner on `workspace`, whose job `long` reads `long.fifo` (made here), and
+    /// returns once `long` has started, with the runner's events.
+    static func runnerWithLongStarted(_ workspace: borrowing Workspace) async throws -> (Process, LineReader)
+    {
+        #expect(mkfifo(workspace.root + "/long.fifo", 0o600) == 0)
+        let out = Pipe()
+        let runner = try workspace.start(["run", "jobs", "--events", "-", "--progress", "none"], stdout: out)
+        let events = LineReader(out)
+        let started = await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"started\"")
+        #expect(started)
+        if !started { kill(runner.processIdentifier, SIGKILL) }
+        return (runner, events)
     }
 }

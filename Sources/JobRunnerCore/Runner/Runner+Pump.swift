@@ -666,8 +666,8 @@ extension Runner {
             let request = AttemptRequest(
                 runID: order.runID, job: job, attempt: order.attempt, logPath: order.logPath,
                 workDirectory: "\(runner.options.logDirectory)/\(order.runID)",
-                neededOutputs: occurrenceRuns.isEmpty || occurrenceRuns[order.runID] == nil
-                    ? order.neededOutputs : outputsOfNeeds(of: job),
+                // An occurrence's plan holds its job alone: the pump knows what its needs gave.
+                neededOutputs: order.runID == main.run.id ? order.neededOutputs : outputsOfNeeds(of: job),
                 onSpawn: { pid in
                     mailbox.yield(
                         .input(
