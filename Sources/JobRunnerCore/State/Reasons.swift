@@ -179,3 +179,10 @@ extension String {
         hasPrefix(prefix) ? String(dropFirst(prefix.count)) : nil
     }
 }
+
+extension EndReason {
+    /// How an operator's `cancel` or `skip` ended a job.
+    static func byOperator(_ kind: OperatorRequest.Kind) -> EndReason {
+        kind == .cancel ? .cancelledByOperator : .skippedByOperator
+    }
+}

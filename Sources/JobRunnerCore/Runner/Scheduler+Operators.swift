@@ -1,0 +1,200 @@
+import Foundation
+
+/// A dead runner's attempts, and the operator's requests: retry, skip, cancel.
+extension Scheduler {
+    // MARK: Recovery
+
+    /// The runner that worked on the run died: each running attempt is recorded `interrupted`
+    /// and its job starts again without using up an attempt (SPEC 5.9), unless the job runs
+    /// code inside the runner and runners died during its attempts ``crashLoopLimit`` times in
+    /// a row.
+    mutating func runnerDied(now: Date) {
+        // Only jobs with a running attempt can have one to end: found from the attempts, in
+        // load order, not by looking at every job's record.
+        let running = attempts.keys.compactMap { plan.position(of: $0) }.sorted()
+            .filter { jobs.state(at: $0) == .running }.map { plan.jobs[$0] }
+        for job in running {
+            guard var record = jobs[job.id], var attempt = attempts.removeValue(forKey: job.id) else {
+                continue
+            }
+            lanes.attemptEnded(job)
+            let reason = "the runner died while it ran"
+            attempt.outcome = .interrupted
+            attempt.finishedAt = now
+            attempt.reason = reason
+            decision.changes.append(.putAttempt(runID: run.id, attempt))
+            emit(
+                RunEvent(
+                    time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .interrupted,
+                    reason: reason))
+            // Only code that runs inside the runner can have brought it down; a shell job that
+            // ran while someone killed the runner is not to blame.
+            if job.runsInRunner { record.crashedInARow += 1 }
+            if record.crashedInARow >= Self.crashLoopLimit {
+                record.state = .failed
+                record.reason = .ended(.crashedTheRunner)
+                record.finishedAt = now
+                commitFinal(record, job: job)
+                emit(
+                    RunEvent(
+                        time: now, run: run.id, job: job.id, attempt: record.attempts, kind: .failed,
+                        reason: record.reason?.words))
+                settleDependents(of: record, now: now)
+                continue
+            }
+            record.uncountedAttempts += 1
+            record.state = .waiting
+            record.reason = .waiting(.interrupted)
+            put(record)
+            makeReadyIfDue(job, now: now)
+        }
+    }
+
+    // MARK: Operators
+
+    /// Applies `retry`, `skip` or `cancel` to a job of this run (SPEC 4).
+    mutating func apply(_ request: OperatorRequest, now: Date) -> OperatorResult {
+        let id = request.jobID
+        guard let record = jobs[id], let job = plan.job(id) else {
+            return .refused("run \(run.id) has no job '\(id)'")
+        }
+        switch (request.kind, record.state) {
+        case (.cancel, .running), (.skip, .running):
+            stopRequests[id] = request.kind
+            let attempt = attempts[id]
+            decision.effects.append(
+                .endAttempt(
+                    runID: run.id, jobID: id, attempt: record.attempts, pid: attempt?.pid,
+                    pidStartTime: attempt?.pidStartTime))
+            return .terminating(jobID: id)
+        case (.cancel, .pending), (.cancel, .waiting), (.skip, .pending), (.skip, .waiting):
+            finishByOperator(job, kind: request.kind, now: now)
+            return .applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")")
+        case (.skip, .failed), (.skip, .blocked), (.skip, .cancelled):
+            var skipped = record
+            skipped.state = .skipped
+            skipped.reason = .ended(.skippedByOperator)
+            skipped.finishedAt = now
+            put(skipped)
+            emit(RunEvent(time: now, run: run.id, job: id, kind: .skipped, reason: skipped.reason?.words))
+            reopen(blockedBehind: id, now: now)
+            return .applied("\(id) skipped; the jobs it blocked may go on")
+        case (.retry, .blocked):
+            // Another chance would block it again at once while a need still stands in the way.
+            if let need = blockingNeed(of: job) {
+                return .refused(
+                    "\(id) is blocked by \(need), which is \(jobs[need]?.state.rawValue ?? "unknown"); retry \(need) instead"
+                )
+            }
+            reopen([id], now: now)
+            reopen(blockedBehind: id, now: now)
+            return .applied("\(id) gets another chance, with any jobs it blocked")
+        case (.retry, .failed), (.retry, .cancelled):
+            reopen([id], now: now)
+            reopen(blockedBehind: id, now: now)
+            return .applied("\(id) gets another chance, with any jobs it blocked")
+        case (.retry, _):
+            return .refused(
+                "\(id) is \(record.state.rawValue); only a failed, blocked or cancelled job can be retried")
+        case (.skip, _), (.cancel, _):
+            return .refused("\(id) is already \(record.state.rawValue)")
+        }
+    }
+
+    /// Ends a job that is not (or no longer) running as the operator asked.
+    mutating func finishByOperator(_ job: RunPlan.Job, kind: OperatorRequest.Kind, now: Date) {
+        guard var record = jobs[job.id] else { return }
+        record.state = kind == .cancel ? .cancelled : .skipped
+        record.reason = .ended(.byOperator(kind))
+        record.finishedAt = now
+        record.nextAttemptAt = nil
+        commitFinal(record, job: job)
+        emit(
+            RunEvent(
+                time: now, run: run.id, job: job.id, kind: kind == .cancel ? .cancelled : .skipped,
+                reason: record.reason?.words))
+        if kind == .cancel {
+            blockDependents(of: job.id, now: now)
+        } else {
+            releaseDependents(of: job.id, now: now)
+        }
+    }
+
+    /// Reopens the jobs that were blocked, directly or through others, because of `id`.
+    mutating func reopen(blockedBehind id: String, now: Date) {
+        var found: [String] = []
+        var pending = Array(plan.dependents(of: id))
+        var seen = Set<String>()
+        while let job = pending.popLast() {
+            guard seen.insert(job).inserted, jobs[job]?.state == .blocked else { continue }
+            found.append(job)
+            pending.append(contentsOf: plan.dependents(of: job))
+        }
+        reopen(found, now: now)
+    }
+
+    /// Makes final jobs pending again with a fresh retry budget, then lets each become ready,
+    /// or blocked again if another of its needs still stands in the way.
+    mutating func reopen(_ ids: [String], now: Date) {
+        for id in ids {
+            guard var record = jobs[id], record.state.isFinal, let job = plan.job(id) else { continue }
+            record.state = .pending
+            record.reason = nil
+            record.finishedAt = nil
+            record.nextAttemptAt = nil
+            record.firstStartedAt = nil
+            record.uncountedAttempts = record.attempts
+            record.crashedInARow = 0
+            put(record)
+            finalCount -= 1
+            lanes.opened(job)
+            emit(RunEvent(time: now, run: run.id, job: id, kind: .queued))
+        }
+        // A `when: failure|always` job not started yet counted these needs as met when they
+        // ended; they are open again, so it waits for them again.
+        let reopened = Set(ids)
+        for id in ids {
+            for dependent in plan.dependents(of: id) where !reopened.contains(dependent) {
+                guard let job = plan.job(dependent), job.when.waitsForFinalNeeds,
+                    let record = jobs[dependent],
+                    !record.state.isFinal, record.state != .running
+                else { continue }
+                unmetNeeds[dependent] += 1
+                lanes.unready(job)
+            }
+        }
+        for id in ids {
+            guard let job = plan.job(id), jobs[id]?.state == .pending else { continue }
+            unmetNeeds[id] =
+                job.needs.filter { need in
+                    jobs[need].map { job.when.waitsForFinalNeeds ? $0.state.isFinal : $0.satisfiesNeeds }
+                        != true
+                }.count
+            if let failedNeed = blockingNeed(of: job) {
+                block([(id, failedNeed)], now: now)
+            } else {
+                makeReadyIfDue(job, now: now)
+            }
+        }
+    }
+
+    /// A finished run that has open jobs again is `stopped`: the next `run` resumes it. One whose
+    /// jobs are all still final is judged again: skipping its only failed job makes it
+    /// `succeeded`, as it would have been had the job been skipped before the run ended.
+    mutating func reopenRunIfNeeded(now: Date) {
+        guard run.state.isFinal else { return }
+        if !isFinished {
+            run.state = .stopped
+            run.finishedAt = nil
+            decision.changes.append(.putRun(run))
+        } else if [.succeeded, .failed].contains(run.state), run.state != verdict {
+            run.state = verdict
+            run.finishedAt = now
+            decision.changes.append(.putRun(run))
+            emit(RunEvent(time: now, run: run.id, kind: .runFinished, state: run.state.rawValue))
+        }
+    }
+
+    /// How the run ends once every job is final: `failed` if a job's end fails it.
+    var verdict: RunState { jobs.values.contains(where: \.failsRun) ? .failed : .succeeded }
+}
