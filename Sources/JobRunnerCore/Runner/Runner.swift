@@ -176,10 +176,15 @@ public final class Runner: Sendable {
                 runID: scheduler.run.id, resumed: resumed,
                 finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
                 totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
-        let timetable = Timetable(jobs: periodic, records: try store.schedules())
-        let pump = Pump(
-            runner: self, main: consume scheduler, timetable: timetable, online: known.isEmpty,
-            finishedRuns: FinishedRuns(try store.runs()))
+        let conductor = Conductor(
+            main: consume scheduler, timetable: Timetable(jobs: periodic, records: try store.schedules()),
+            workload: workload, online: known.isEmpty, finishedRuns: FinishedRuns(try store.runs()),
+            options: ConductorOptions(
+                serve: options.serve, runnerPID: options.runnerPID, scheduler: schedulerOptions),
+            // A stream of its own: the run of one-shot jobs draws its jitter from `random`.
+            random: randomSeed.map { SeededRandomSource(seed: $0 ^ 0x6F63_6375_7272_656E) }
+                ?? SystemRandomSource())
+        let pump = Pump(runner: self, conductor: conductor)
         let background = startBackgroundTasks(usesInternet: usesInternet)
         defer { for task in background { task.cancel() } }
         pump.start(opening: opening, unfinished: unfinished)
@@ -208,7 +213,8 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: resumed,
-            stopSignal: pump.stopSignal, counts: main.counts, failedOccurrences: pump.failedOccurrences,
+            stopSignal: pump.stopSignal, counts: main.counts,
+            failedOccurrences: pump.conductor.failedOccurrences,
             troubled: main.troubledJobs)
     }
 

@@ -175,12 +175,12 @@ extension Scheduler {
         attempt.reason = result.reason
         record.exitCode = result.exitCode
         record.crashedInARow = 0
-        if let kind = stopRequests.removeValue(forKey: jobID), result.outcome != .succeeded {
+        if let reason = stopRequests.removeValue(forKey: jobID), result.outcome != .succeeded {
             attempt.outcome = .interrupted
-            attempt.reason = EndReason.byOperator(kind).words
+            attempt.reason = reason.words
             decision.changes.append(.putAttempt(runID: run.id, attempt))
             jobs[jobID] = record
-            finishByOperator(job, kind: kind, now: now)
+            finishEarly(job, reason: reason, now: now)
             return
         }
         decision.changes.append(.putAttempt(runID: run.id, attempt))

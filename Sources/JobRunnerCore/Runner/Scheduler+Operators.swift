@@ -60,15 +60,10 @@ extension Scheduler {
         }
         switch (request.kind, record.state) {
         case (.cancel, .running), (.skip, .running):
-            stopRequests[id] = request.kind
-            let attempt = attempts[id]
-            decision.effects.append(
-                .endAttempt(
-                    runID: run.id, jobID: id, attempt: record.attempts, pid: attempt?.pid,
-                    pidStartTime: attempt?.pidStartTime))
+            endAttempt(id, as: .byOperator(request.kind))
             return .terminating(jobID: id)
         case (.cancel, .pending), (.cancel, .waiting), (.skip, .pending), (.skip, .waiting):
-            finishByOperator(job, kind: request.kind, now: now)
+            finishEarly(job, reason: .byOperator(request.kind), now: now)
             return .applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")")
         case (.skip, .failed), (.skip, .blocked), (.skip, .cancelled):
             var skipped = record
@@ -101,19 +96,43 @@ extension Scheduler {
         }
     }
 
-    /// Ends a job that is not (or no longer) running as the operator asked.
-    mutating func finishByOperator(_ job: RunPlan.Job, kind: OperatorRequest.Kind, now: Date) {
+    /// Ends a running job's attempt first: once it has ended, the job ends for `reason`.
+    mutating func endAttempt(_ id: String, as reason: EndReason) {
+        guard let record = jobs[id] else { return }
+        stopRequests[id] = reason
+        let attempt = attempts[id]
+        decision.effects.append(
+            .endAttempt(
+                runID: run.id, jobID: id, attempt: record.attempts, pid: attempt?.pid,
+                pidStartTime: attempt?.pidStartTime))
+    }
+
+    /// Ends a job that is not final before its time: at once when it does not run, else once
+    /// its attempt has been ended.
+    mutating func endEarly(_ id: String, reason: EndReason, now: Date) {
+        guard let record = jobs[id], !record.state.isFinal, let job = plan.job(id) else { return }
+        if record.state == .running {
+            endAttempt(id, as: reason)
+        } else {
+            finishEarly(job, reason: reason, now: now)
+        }
+    }
+
+    /// Ends a job that is not (or no longer) running before its time, as an operator (or a
+    /// replacing occurrence) asked: `skipped` for a skip, `cancelled` otherwise.
+    mutating func finishEarly(_ job: RunPlan.Job, reason: EndReason, now: Date) {
         guard var record = jobs[job.id] else { return }
-        record.state = kind == .cancel ? .cancelled : .skipped
-        record.reason = .ended(.byOperator(kind))
+        let cancelled = reason != .skippedByOperator
+        record.state = cancelled ? .cancelled : .skipped
+        record.reason = .ended(reason)
         record.finishedAt = now
         record.nextAttemptAt = nil
         commitFinal(record, job: job)
         emit(
             RunEvent(
-                time: now, run: run.id, job: job.id, kind: kind == .cancel ? .cancelled : .skipped,
+                time: now, run: run.id, job: job.id, kind: cancelled ? .cancelled : .skipped,
                 reason: record.reason?.words))
-        if kind == .cancel {
+        if cancelled {
             blockDependents(of: job.id, now: now)
         } else {
             releaseDependents(of: job.id, now: now)

@@ -46,7 +46,9 @@ public struct Scheduler {
     /// A probe asked for held failures has not answered yet.
     var probeAsked = false
     /// Running jobs an operator asked to cancel or skip: their attempt is being ended.
-    var stopRequests: [String: OperatorRequest.Kind] = [:]
+    /// Running jobs being ended early, by an operator or a replacing occurrence: how each
+    /// ends once its attempt has.
+    var stopRequests: [String: EndReason] = [:]
     var handledRequests = Set<UInt64>()
     var random: AnyRandomSource
     /// What the input being handled decided so far.
@@ -269,6 +271,8 @@ public struct Scheduler {
             satisfyEnded(name, outcome: outcome, now: now)
         case .runnerDied:
             runnerDied(now: now)
+        case .replaced(let jobID):
+            endEarly(jobID, reason: .replacedByNextOccurrence, now: now)
         case .stop:
             stopping = true
             // No probe answer is awaited on the way out: judge them on what is known.

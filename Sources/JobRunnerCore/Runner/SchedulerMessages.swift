@@ -29,6 +29,9 @@ public enum SchedulerInput: Sendable, Hashable {
     /// What the other runs of the runner hold of the pipelines' slots (SPEC 5.3): they share
     /// each `maxConcurrent` and `--jobs`. Ready jobs start if the slots that are left allow.
     case slotsElsewhere(SlotsTaken)
+    /// The next occurrence of the job replaces this run's (`overlap: replace`): a running
+    /// attempt is ended, and the job ends `cancelled`, replaced.
+    case replaced(jobID: String)
     /// The runner stops cleanly: nothing new starts; the attempts that end now are interrupted,
     /// not failed, and wait for the next run.
     case stop

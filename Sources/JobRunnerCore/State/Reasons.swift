@@ -51,6 +51,8 @@ public enum EndReason: Sendable, Hashable {
     case blockedBy(String)
     case cancelledByOperator
     case skippedByOperator
+    /// `overlap: replace`: the job's next occurrence came due while this one ran.
+    case replacedByNextOccurrence
     /// `enabled: false`.
     case disabled
     /// `when: failure`, and every need succeeded or was skipped: nothing to clean up after.
@@ -58,6 +60,7 @@ public enum EndReason: Sendable, Hashable {
     /// The handler's own words (a plugin's message, a skip reason, a start failure).
     case message(String)
 
+    private static let replacedWords = "replaced by the next occurrence (overlap: replace)"
     private static let noNeedFailedWords = "when: failure, and no need failed"
 
     /// The words of `status --json` and events: `exit:2`, `timeout`, `needs:ID`, …
@@ -71,6 +74,7 @@ public enum EndReason: Sendable, Hashable {
         case .blockedBy(let id): "needs:\(id)"
         case .cancelledByOperator: "cancelled by operator"
         case .skippedByOperator: "skipped by operator"
+        case .replacedByNextOccurrence: Self.replacedWords
         case .disabled: "disabled"
         case .noNeedFailed: Self.noNeedFailedWords
         case .message(let text): text
@@ -156,6 +160,7 @@ public enum JobReason: Sendable, Hashable {
         case "crashed the runner": return .crashedTheRunner
         case "cancelled by operator": return .cancelledByOperator
         case "skipped by operator": return .skippedByOperator
+        case EndReason.replacedByNextOccurrence.words: return .replacedByNextOccurrence
         case "disabled": return .disabled
         case EndReason.noNeedFailed.words: return .noNeedFailed
         default:

@@ -1,0 +1,45 @@
+import Foundation
+
+/// What happened, told to the ``Conductor``: the only way its state changes.
+public enum ConductorInput: Sendable {
+    /// An input for the scheduler of one run (an attempt's spawn or end, a constraint check,
+    /// operator requests read from the store). An input of a run already closed goes nowhere.
+    case run(String, SchedulerInput)
+    /// The connectivity probe a run asked for answered: every run learns the answer, and the
+    /// run that asked judges its held failures on it (SPEC 5.5).
+    case probed(runID: String, online: Bool)
+    /// The periodic connectivity probe answered: every run learns it.
+    case connectivity(online: Bool)
+    /// An input for every run (a broadcast other than connectivity).
+    case everyRun(SchedulerInput)
+    /// A constraint's `satisfy` ended: every run waiting for it is told (SPEC 5.6).
+    case satisfyEnded(constraint: String, SatisfyOutcome)
+    /// The pipelines' suspend counts as the store holds them now.
+    case suspensions([String: Int])
+    /// Time passed: backoff delays and the timetable's dates may have come.
+    case tick
+    /// New definitions (`serve` reloading its files) and the periodic jobs among them.
+    case reload(Workload, [Timetable.Job])
+    /// The runner stops cleanly: nothing new starts; occurrences held for their needs become
+    /// runs for the next runner to resume.
+    case stop
+    /// An attempt decided before a stop (or whose job a reload removed) that was never begun.
+    case notStarted(AttemptOrder)
+}
+
+/// The settings of a ``Conductor``.
+public struct ConductorOptions: Sendable {
+    /// Keep scheduling periodic jobs (`serve`); otherwise the work is done once every one-shot
+    /// job and every occurrence that was due is final (`run`).
+    public var serve: Bool
+    /// Recorded in the runs it makes.
+    public var runnerPID: Int32
+    /// The settings of each run's scheduler.
+    public var scheduler: SchedulerOptions
+
+    public init(serve: Bool, runnerPID: Int32, scheduler: SchedulerOptions) {
+        self.serve = serve
+        self.runnerPID = runnerPID
+        self.scheduler = scheduler
+    }
+}
