@@ -598,7 +598,7 @@ extension Runner {
                                 .attemptEnded(
                                     jobID: order.jobID, attempt: order.attempt,
                                     AttemptResult(
-                                        outcome: .interrupted, reason: "the runner stopped before it started")
+                                        .interrupted(.runnerStoppedBeforeStart))
                                 )
                             ], in: order.runID)
                         continue
