@@ -29,8 +29,11 @@ public enum PluginWorkerExchange: Sendable, Hashable {
     /// The teardown policy ended the worker: the deadline passed, or the caller was cancelled
     /// (the runner is stopping).
     case stopped(Teardown.Stop)
-    /// It broke the protocol (the text says how) and was ended.
-    case broken(String)
+    /// It announced a frame of `length` bytes, more than the `limit` a frame may have, and was
+    /// ended.
+    case tooLarge(length: Int, limit: Int)
+    /// Its process could not be started; the text says why.
+    case failedToStart(String)
 }
 
 /// Starts a worker for the plugin `name` in the library at `library`, or says why it cannot.

@@ -137,8 +137,10 @@ public actor PluginWorkerPool {
             return .crashed(.init(.worker, .signalled(signal), beforeReady: beforeReady))
         case .stopped(let stop):
             return stop.end
-        case .broken(let why):
-            return .refused(.brokenWorker(why, beforeReady: beforeReady))
+        case .tooLarge(let length, let limit):
+            return .refused(.oversizedFrame(length: length, limit: limit, beforeReady: beforeReady))
+        case .failedToStart(let why):
+            return .cannotStart(.pluginProcess(.worker, why))
         }
     }
 

@@ -70,8 +70,12 @@ import Testing
             end: .refused(.responseTooLarge(claimed: nil, limit: 16 << 20)),
             words: "the plugin's response is longer than the 16 MiB a response may have", outcome: .failed),
         Case(
-            end: .refused(.brokenWorker("sent a response of 9 bytes, more than 8", beforeReady: false)),
+            end: .refused(.oversizedFrame(length: 9, limit: 8, beforeReady: false)),
             words: "the plugin's worker sent a response of 9 bytes, more than 8", outcome: .failed),
+        Case(
+            end: .refused(.oversizedFrame(length: 9, limit: 8, beforeReady: true)),
+            words: "the plugin's worker sent a response of 9 bytes, more than 8 before it was ready",
+            outcome: .failed),
         Case(
             end: .cannotStart(.command("executable \"x\" not found in PATH")),
             words: "cannot start: executable \"x\" not found in PATH", outcome: .failed, exitCode: 127),

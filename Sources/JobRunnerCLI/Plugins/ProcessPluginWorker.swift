@@ -30,10 +30,10 @@ final class ProcessPluginWorker: PluginWorker {
         case .reply(let bytes): return .reply(bytes)
         case .ended(.exited(let status)): return .exited(status)
         case .ended(.signalled(let signal)): return .signalled(signal)
-        case .ended(.failedToStart(let why)): return .broken("could not start: \(why)")
+        case .ended(.failedToStart(let why)): return .failedToStart(why)
         case .stopped(let stop): return .stopped(stop)
         case .tooLarge(let length):
-            return .broken("sent a response of \(length) bytes, more than \(WorkerFrames.maximumLength)")
+            return .tooLarge(length: length, limit: WorkerFrames.maximumLength)
         }
     }
 

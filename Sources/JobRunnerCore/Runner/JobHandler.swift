@@ -38,6 +38,7 @@ public struct AttemptResult: Sendable, Hashable {
     /// that exited, 127 for a command that cannot start), or 0 for a shell job that exited 0 (a
     /// success, a skip, outputs refused); nil when no process of the job's exited.
     public var exitCode: Int32?
+    /// The outputs it handed back (`JOBRUNNER_OUTPUT`, a plugin's `outputs`).
     public var outputs: [String: String]
     /// A delay that replaces the backoff before the next attempt (`retry-after=`).
     public var retryAfter: Duration?
@@ -59,8 +60,10 @@ public struct AttemptResult: Sendable, Hashable {
     /// The signal that ended the job's process, when one did.
     public var signal: Int32? { end.signal }
 
+    /// A process that exited 0 with no outputs.
     public static let succeeded = AttemptResult(.succeeded, exitCode: 0)
 
+    /// A process that exited with `exitCode`.
     public static func failed(exitCode: Int32) -> AttemptResult {
         AttemptResult(.exited(exitCode))
     }

@@ -98,8 +98,9 @@ extension AttemptEnd.Refusal {
                 + "\(AttemptEnd.describe(bytes: limit)) a response may have"
         case .responseTooLarge(nil, let limit):
             "the plugin's response is longer than the \(AttemptEnd.describe(bytes: limit)) a response may have"
-        case .brokenWorker(let what, let beforeReady):
-            "\(AttemptEnd.PluginProcess.worker.words) \(what)" + (beforeReady ? " before it was ready" : "")
+        case .oversizedFrame(let length, let limit, let beforeReady):
+            "\(AttemptEnd.PluginProcess.worker.words) sent a response of \(length) bytes, more than \(limit)"
+                + (beforeReady ? " before it was ready" : "")
         }
     }
 }

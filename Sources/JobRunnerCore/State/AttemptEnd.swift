@@ -94,8 +94,9 @@ public enum AttemptEnd: Sendable, Hashable {
         /// A plugin's response is longer than the `limit` bytes a response may have; `claimed`
         /// is its length when the plugin said it.
         case responseTooLarge(claimed: Int?, limit: Int)
-        /// A plugin's worker broke the protocol: what it did.
-        case brokenWorker(String, beforeReady: Bool)
+        /// A plugin's worker announced a frame of `length` bytes, more than the `limit` a frame
+        /// may have.
+        case oversizedFrame(length: Int, limit: Int, beforeReady: Bool)
     }
 
     /// Why an attempt's work could not be started.
@@ -175,11 +176,9 @@ public enum AttemptEnd: Sendable, Hashable {
 extension AttemptEnd.Refusal {
     fileprivate func mappingTexts(_ transform: (String) -> String) -> Self {
         switch self {
-        case .outputsTooLarge, .responseTooLarge: self
+        case .outputsTooLarge, .responseTooLarge, .oversizedFrame: self
         case .malformedOutput(let line, let text): .malformedOutput(line: line, text: transform(text))
         case .responseNotJSON(let text): .responseNotJSON(transform(text))
-        case .brokenWorker(let text, let beforeReady):
-            .brokenWorker(transform(text), beforeReady: beforeReady)
         }
     }
 }
