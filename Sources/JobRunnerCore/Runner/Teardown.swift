@@ -32,9 +32,10 @@ public struct Teardown: Sendable, Hashable {
         self.init(timeout: job.timeout, killGrace: job.killGrace)
     }
 
-    /// The deadline of work that starts at `start`; nil without a timeout.
-    public func deadline(from start: Date) -> Deadline? {
-        timeout.map { Deadline(date: start.addingTimeInterval($0.seconds), timeout: $0) }
+    /// The deadline of work that starts at `start`; nil without a timeout, and then `start` is
+    /// not asked for (quick in-process calls do not read the clock for nothing).
+    public func deadline(from start: @autoclosure () -> Date) -> Deadline? {
+        timeout.map { Deadline(date: start().addingTimeInterval($0.seconds), timeout: $0) }
     }
 
     /// Why the policy ended an attempt's work before it ended by itself.
