@@ -14,15 +14,16 @@ extension AttemptResult {
     init(pluginResponse response: UnsafeRawBufferPointer) {
         guard let decoded = try? PluginResponse.decode(response) else {
             let text = String(decoding: response.prefix(200), as: UTF8.self)
-            self.init(outcome: .failed, reason: "plugin response is not valid JSON: \(text)")
+            self.init(.refused(.responseNotJSON(text)))
             return
         }
         let outputs = decoded.outputs ?? [:]
+        let message = decoded.message ?? ""
         switch decoded.status {
         case .succeeded:
-            self.init(outcome: .succeeded, outputs: outputs)
+            self.init(.succeeded, outputs: outputs)
         case .failed:
-            self.init(outcome: .failed, reason: decoded.message ?? "failed", outputs: outputs)
+            self.init(.pluginFailed(message), outputs: outputs)
         case .retry:
             let after = decoded.retryAfter.flatMap { seconds -> Duration? in
                 // Negative, not a number, or more milliseconds than Int64 holds (converting
@@ -33,11 +34,9 @@ extension AttemptResult {
                 return .milliseconds(milliseconds)
             }
             // Like a shell job's exit 75 (EX_TEMPFAIL): retried whatever `retry.on` says.
-            self.init(
-                outcome: .tempfail, reason: decoded.message.flatMap { $0.isEmpty ? nil : $0 } ?? "retry",
-                outputs: outputs, retryAfter: after)
+            self.init(.pluginRetry(message), outputs: outputs, retryAfter: after)
         case .skipped:
-            self.init(outcome: .skipped, reason: decoded.message ?? "skipped by the plugin", outputs: outputs)
+            self.init(.skipped(message), outputs: outputs)
         }
     }
 }

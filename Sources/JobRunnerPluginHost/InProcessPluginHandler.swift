@@ -9,8 +9,9 @@ import JobRunnerPluginAPI
 /// plugin needs to run its async handler: blocking hundreds of those at once starves the
 /// process. Calls beyond the threads' `count` wait for a thread, in order.
 ///
-/// A call cannot be interrupted: on a timeout or a stop the attempt ends at once, as `timeout`
-/// or `interrupted`, and whatever the handler returns later is dropped.
+/// A call cannot be interrupted: by the attempts' one ``Teardown`` policy, a timeout or a stop
+/// ends the attempt at once, as `timeout after D` or `the runner stopped`, and the call, which has
+/// no process to end, is abandoned: whatever the handler returns later is dropped.
 public struct InProcessPluginHandler: JobHandler {
     let catalog: PluginCatalog
     let threads: CallThreads
@@ -32,14 +33,12 @@ public struct InProcessPluginHandler: JobHandler {
     /// Calls the job's handler on one of the threads; returns its result, or ends the attempt
     /// first on a timeout or a stop.
     public func run(_ request: AttemptRequest) async -> AttemptResult {
-        let call = Call()
+        let watch = AttemptWatch<AttemptResult>()
+        submit(request, watch)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<AttemptResult, Never>) in
-                call.start { continuation.resume(returning: $0) }
-                submit(request, call)
-            }
+            await watch.end.result
         } onCancel: {
-            call.finish(Self.stopped)
+            watch.interrupt()
         }
     }
 
@@ -47,91 +46,34 @@ public struct InProcessPluginHandler: JobHandler {
     public func start(_ request: AttemptRequest, ended: @escaping @Sendable (AttemptResult) -> Void)
         -> AttemptStop?
     {
-        let call = Call()
-        call.start(ended)
-        submit(request, call)
-        return AttemptStop { call.finish(Self.stopped) }
+        let watch = AttemptWatch<AttemptResult>()
+        watch.onEnd { ended($0.result) }
+        submit(request, watch)
+        return AttemptStop { watch.interrupt() }
     }
 
-    private static let stopped = AttemptResult(outcome: .interrupted, reason: "runner stopping")
-
-    /// Queues the call for a thread; `call` gets its result, unless a stop or the timeout
-    /// gave it one first. The request is made on that thread too: `start` is called by the
+    /// Queues the call for a thread; `watch` gets its result, unless a stop or the deadline
+    /// ended it first. The request is made on that thread too: `start` is called by the
     /// runner's own loop, which has every other attempt to see to.
-    private func submit(_ request: AttemptRequest, _ call: Call) {
+    private func submit(_ request: AttemptRequest, _ watch: AttemptWatch<AttemptResult>) {
         let catalog = self.catalog
         let clock = self.clock
         threads.submit { running in
-            guard running else {
-                return call.finish(Self.stopped)
-            }
+            guard running else { return watch.interrupt() }
             // Stopped while it waited for a thread: the handler is not called at all.
-            guard !call.isFinished else { return }
+            guard !watch.isEnded else { return }
             let (plugin, handler): (LoadedPlugin, String)
             switch catalog.target(of: request) {
             case .success(let target): (plugin, handler) = target
-            case .failure(let failure): return call.finish(failure.result)
+            case .failure(let failure): return watch.finish(AttemptResult(failure.end), at: nil)
             }
             let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
-            let timeout = request.job.timeout
-            // The timeout counts from the call, not from the wait for a thread.
-            let timer = timeout.map { timeout in
-                let deadline = clock.now().addingTimeInterval(timeout.seconds)
-                return Task {
-                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                    call.finish(
-                        AttemptResult(
-                            outcome: .timeout,
-                            reason:
-                                "timeout after \(JobDuration.format(timeout)); the handler was left running"
-                        ))
-                }
-            }
+            // The deadline counts from the call, not from the wait for a thread.
+            watch.arm(Teardown(job: request.job).deadline(from: clock.now()), clock: clock)
             let result = plugin.invoke(handler: handler, request: bytes) {
                 AttemptResult(pluginResponse: $0)
             }
-            timer?.cancel()
-            call.finish(result)
+            watch.finish(result, at: clock.now())
         }
-    }
-}
-
-/// One call's end, delivered once to whoever waits for it, by whichever comes first: the
-/// plugin, the timeout, a stop.
-final class Call: @unchecked Sendable {
-    // @unchecked: guarded by `lock`.
-    private let lock = NSLock()
-    private var deliver: (@Sendable (AttemptResult) -> Void)?
-    private var early: AttemptResult?
-    private var done = false
-
-    /// Says where the result goes; called once, before or after `finish`.
-    func start(_ deliver: @escaping @Sendable (AttemptResult) -> Void) {
-        let ready: AttemptResult? = lock.withLock {
-            if let early {
-                done = true
-                return early
-            }
-            self.deliver = deliver
-            return nil
-        }
-        if let ready { deliver(ready) }
-    }
-
-    /// Whether the call has its result already (a stop or a timeout came first).
-    var isFinished: Bool { lock.withLock { done || early != nil } }
-
-    func finish(_ result: AttemptResult) {
-        let waiting: (@Sendable (AttemptResult) -> Void)? = lock.withLock {
-            guard !done else { return nil }
-            guard let deliver else {
-                if early == nil { early = result }
-                return nil
-            }
-            done = true
-            self.deliver = nil
-            return deliver
-        }
-        waiting?(result)
     }
 }

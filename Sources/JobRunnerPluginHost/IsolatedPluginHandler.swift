@@ -8,25 +8,22 @@ public enum ChildExit: Sendable, Equatable {
     case exited(Int32, output: [UInt8])
     /// A signal ended it (a crash: SIGSEGV, SIGILL from a Swift trap, SIGABRT…).
     case signalled(Int32)
-    /// It outlived the job's timeout and was ended.
-    case timedOut
+    /// The teardown policy ended it: it outlived the job's timeout, or the runner is stopping.
+    case stopped(Teardown.Stop)
     /// It could not be started.
     case failedToStart(String)
-    /// The runner is stopping; the child was ended.
-    case interrupted
 }
 
 /// Runs a child process: `arguments` for the `jobrunner` executable, `input` on its standard
 /// input, `identity` added to its environment (the variables that name its run, job and attempt,
 /// by which a restarted runner finds it if this one dies); its standard output comes back (its last
 /// `PluginLimits.responseBytes + 1` bytes at most: more is refused anyway), its
-/// standard error goes to `log`. The child gets its
-/// own process group, which a timeout or a stop ends (SIGTERM, then SIGKILL after `killGrace`);
-/// `onSpawn` gets its pid.
+/// standard error goes to `log`. The child gets its own process group, which a timeout or a stop
+/// ends by `teardown` (SIGTERM, then SIGKILL after `killGrace`); `onSpawn` gets its pid.
 public typealias ChildRunner =
     @Sendable (
         _ arguments: [String], _ input: [UInt8], _ identity: [String: String], _ log: String,
-        _ timeout: Duration?, _ killGrace: Duration, _ onSpawn: @escaping @Sendable (Int32) -> Void
+        _ teardown: Teardown, _ onSpawn: @escaping @Sendable (Int32) -> Void
     ) async -> ChildExit
 
 /// Runs plugin jobs in a child `jobrunner` process, one per attempt (`isolation: process`), so a
@@ -48,7 +45,7 @@ public struct IsolatedPluginHandler: JobHandler {
         let (plugin, handler): (PluginDescription, String)
         switch catalog.isolatedTarget(of: request) {
         case .success(let target): (plugin, handler) = target
-        case .failure(let failure): return failure.result
+        case .failure(let failure): return AttemptResult(failure.end)
         }
         let bytes = PluginRequest(attempt: request, handler: handler).jsonBytes
         let exit = await runChild(
@@ -57,48 +54,22 @@ public struct IsolatedPluginHandler: JobHandler {
                 "JOBRUNNER_RUN": request.runID, "JOBRUNNER_JOB": request.job.id,
                 "JOBRUNNER_ATTEMPT": String(request.attempt),
             ],
-            request.logPath,
-            request.job.timeout, request.job.killGrace, request.onSpawn)
+            request.logPath, Teardown(job: request.job), request.onSpawn)
         switch exit {
         case .exited(0, let output) where output.count > PluginLimits.responseBytes:
-            return AttemptResult(
-                outcome: .failed,
-                reason: "the plugin process wrote more than the "
-                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have")
+            return AttemptResult(.refused(.responseTooLarge(claimed: nil, limit: PluginLimits.responseBytes)))
         case .exited(0, let output):
             return AttemptResult(pluginResponse: output)
         case .exited(let status, let output):
             let text = String(decoding: output.suffix(300), as: UTF8.self).trimmingCharacters(
                 in: .whitespacesAndNewlines)
-            return AttemptResult(
-                outcome: .failed, exitCode: status,
-                reason: "plugin process exited \(status)" + (text.isEmpty ? "" : ": \(text)"))
+            return AttemptResult(.crashed(.init(.perAttempt, .exited(status), lastOutput: text)))
         case .signalled(let signal):
-            return AttemptResult(
-                outcome: .failed, signal: signal,
-                reason: "plugin process crashed: signal \(signal) (\(Self.signalName(signal)))")
-        case .timedOut:
-            return AttemptResult(
-                outcome: .timeout,
-                reason: "timeout after \(request.job.timeout.map(JobDuration.format) ?? "?")")
+            return AttemptResult(.crashed(.init(.perAttempt, .signalled(signal))))
+        case .stopped(let stop):
+            return AttemptResult(stop.end)
         case .failedToStart(let why):
-            return AttemptResult(outcome: .failed, reason: "cannot start the plugin process: \(why)")
-        case .interrupted:
-            return AttemptResult(outcome: .interrupted, reason: "runner stopping")
-        }
-    }
-
-    static func signalName(_ signal: Int32) -> String {
-        switch signal {
-        case SIGSEGV: return "SIGSEGV, a bad memory access"
-        case SIGILL: return "SIGILL, a Swift runtime trap such as fatalError"
-        case SIGTRAP: return "SIGTRAP, a Swift runtime trap such as fatalError"
-        case SIGABRT: return "SIGABRT, abort()"
-        case SIGBUS: return "SIGBUS"
-        case SIGFPE: return "SIGFPE"
-        case SIGKILL: return "SIGKILL"
-        case SIGTERM: return "SIGTERM"
-        default: return "signal \(signal)"
+            return AttemptResult(.cannotStart(.pluginProcess(.perAttempt, why)))
         }
     }
 }

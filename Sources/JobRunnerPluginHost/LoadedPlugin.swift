@@ -112,8 +112,7 @@ public final class LoadedPlugin: @unchecked Sendable {
         defer { value.free_response?(value.context, response) }
         guard length <= PluginLimits.responseBytes else {
             return Self.failure(
-                "the plugin's response claims \(length) bytes, more than the "
-                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have"
+                AttemptEnd.Refusal.responseTooLarge(claimed: length, limit: PluginLimits.responseBytes).words
             ).withUnsafeBytes(read)
         }
         return read(UnsafeRawBufferPointer(start: response, count: length))

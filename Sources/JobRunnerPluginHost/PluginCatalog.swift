@@ -197,38 +197,35 @@ public final class PluginCatalog: Sendable {
 }
 
 extension PluginCatalog {
-    /// The loaded plugin and handler name of a plugin job's attempt, or the failed result to
-    /// record when there is none.
-    func target(of request: AttemptRequest) -> Result<(plugin: LoadedPlugin, handler: String), AttemptFailure>
+    /// The loaded plugin and handler name of a plugin job's attempt, or why there is none.
+    func target(of request: AttemptRequest) -> Result<(plugin: LoadedPlugin, handler: String), TargetFailure>
     {
         target(of: request, plugin)
     }
 
     /// The described plugin and handler name of a plugin job's attempt that runs in a child
-    /// process: the library is not loaded here. Or the failed result to record when there is none.
+    /// process: the library is not loaded here. Or why there is none.
     func isolatedTarget(
         of request: AttemptRequest
-    ) -> Result<(plugin: PluginDescription, handler: String), AttemptFailure> {
+    ) -> Result<(plugin: PluginDescription, handler: String), TargetFailure> {
         target(of: request, describe)
     }
 
     private func target<Plugin>(
         of request: AttemptRequest, _ find: (String) -> Result<Plugin, PluginLoadError>
-    ) -> Result<(plugin: Plugin, handler: String), AttemptFailure> {
+    ) -> Result<(plugin: Plugin, handler: String), TargetFailure> {
         guard case .plugin(let name, let handler) = request.job.handler else {
-            return .failure(
-                AttemptFailure(result: AttemptResult(outcome: .failed, reason: "not a plugin job")))
+            return .failure(TargetFailure(end: .cannotStart(.notForHandler("plugin"))))
         }
         switch find(name) {
         case .success(let found): return .success((found, handler))
         case .failure(let error):
-            return .failure(
-                AttemptFailure(result: AttemptResult(outcome: .failed, reason: error.description)))
+            return .failure(TargetFailure(end: .cannotStart(.plugin(error.description))))
         }
     }
 }
 
-/// An attempt that ended before its handler could be called.
-struct AttemptFailure: Error {
-    var result: AttemptResult
+/// Why an attempt ended before its plugin's handler could be called.
+struct TargetFailure: Error {
+    var end: AttemptEnd
 }

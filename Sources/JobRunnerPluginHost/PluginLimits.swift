@@ -1,3 +1,5 @@
+import JobRunnerCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +20,7 @@ public enum PluginLimits {
 
     /// "16 MiB", "64 KiB": a limit as people read it.
     static func describe(bytes: Int) -> String {
-        bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
+        AttemptEnd.describe(bytes: bytes)
     }
 
     /// The NUL-terminated string at `pointer`, read no further than `limit` bytes; nil when no

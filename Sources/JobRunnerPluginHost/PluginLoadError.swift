@@ -67,7 +67,7 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
         case .crashedWhileLoading(let plugin, let path, let signal):
             return
                 "plugin \(VisibleText.quoted(plugin)) (\(path)) crashed while being loaded in a separate process "
-                + "(\(IsolatedPluginHandler.signalName(signal))); jobrunner did not load it; the file may be "
+                + "(\(AttemptEnd.describe(signal: signal))); jobrunner did not load it; the file may be "
                 + "damaged or incomplete, or its constructors or jobrunner_plugin_v1 crash: rebuild or fix it"
         case .loadTimedOut(let plugin, let path, let seconds):
             return

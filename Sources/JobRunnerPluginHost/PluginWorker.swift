@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 
 /// One long-lived process that runs the calls of one plugin library, one call at a time
 /// (`isolation: process`). It answers a request frame (the plugin ABI's JSON request) with a
@@ -9,8 +10,9 @@ import Foundation
 public protocol PluginWorker: AnyObject, Sendable {
     /// Sends `request` (nil: sends nothing and waits for the worker's next frame, the one it
     /// writes when it is ready) and waits for the answer. Past `deadline`, or when the caller
-    /// is cancelled, the worker is ended (SIGTERM, `killGrace`, SIGKILL) before this returns.
-    func exchange(_ request: [UInt8]?, deadline: Date?, killGrace: Duration) async -> PluginWorkerExchange
+    /// is cancelled, the worker is ended by `teardown` (SIGTERM, `killGrace`, SIGKILL) before
+    /// this returns.
+    func exchange(_ request: [UInt8]?, deadline: Deadline?, teardown: Teardown) async -> PluginWorkerExchange
 
     /// Asks an idle worker to exit (its input is closed); does not wait.
     func stop()
@@ -24,12 +26,14 @@ public enum PluginWorkerExchange: Sendable, Hashable {
     case exited(Int32)
     /// A signal ended it before it answered (a crash of the handler, or a kill from elsewhere).
     case signalled(Int32)
-    /// The deadline passed; the worker was ended.
-    case timedOut
-    /// The caller was cancelled (the runner is stopping); the worker was ended.
-    case interrupted
-    /// It broke the protocol (the text says how) and was ended.
-    case broken(String)
+    /// The teardown policy ended the worker: the deadline passed, or the caller was cancelled
+    /// (the runner is stopping).
+    case stopped(Teardown.Stop)
+    /// It announced a frame of `length` bytes, more than the `limit` a frame may have, and was
+    /// ended.
+    case tooLarge(length: Int, limit: Int)
+    /// Its process could not be started; the text says why.
+    case failedToStart(String)
 }
 
 /// Starts a worker for the plugin `name` in the library at `library`, or says why it cannot.

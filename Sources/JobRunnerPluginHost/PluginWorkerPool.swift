@@ -57,104 +57,90 @@ public actor PluginWorkerPool {
     }
 
     /// Runs one call of the plugin `plugin` in library `library` on one of its workers and
-    /// turns how it ended into the attempt's result.
+    /// turns how it ended into the attempt's result. The call's deadline counts from the moment
+    /// it has a worker, or room to start one; past it, or when the caller is cancelled, the
+    /// worker is ended by `teardown`.
     public nonisolated func call(
-        library: String, plugin: String, request: [UInt8], timeout: Duration?, killGrace: Duration
+        library: String, plugin: String, request: [UInt8], teardown: Teardown
     ) async -> AttemptResult {
         let lease = await acquire(library)
-        let deadline = timeout.map { clock.now().addingTimeInterval($0.seconds) }
+        let deadline = teardown.deadline(from: clock.now())
         let worker: any PluginWorker
         switch lease {
         case .stopped:
-            return AttemptResult(outcome: .interrupted, reason: "runner stopping")
+            return AttemptResult(Teardown.Stop.interrupted.end)
         case .worker(let ready):
             worker = ready
         case .startOne:
-            switch await startWorker(
-                library: library, plugin: plugin, timeout: timeout, deadline: deadline, killGrace: killGrace)
+            switch await startWorker(library: library, plugin: plugin, deadline: deadline, teardown: teardown)
             {
             case .success(let started): worker = started
             case .failure(let failure):
                 await giveBack(library, nil)
-                return failure.result
+                return AttemptResult(failure.end)
             }
         }
         if Task.isCancelled {
             await giveBack(library, worker)
-            return AttemptResult(outcome: .interrupted, reason: "runner stopping")
+            return AttemptResult(Teardown.Stop.interrupted.end)
         }
-        let exchange = await worker.exchange(request, deadline: deadline, killGrace: killGrace)
+        let exchange = await worker.exchange(request, deadline: deadline, teardown: teardown)
         if case .reply(let response) = exchange {
             await giveBack(library, worker)
             return AttemptResult(pluginResponse: response)
         }
         await giveBack(library, nil)
-        return Self.result(of: exchange, timeout: timeout, when: "")
+        return AttemptResult(Self.end(of: exchange, beforeReady: false))
     }
 
     /// Starts a worker and waits for its first frame: ready, or why it cannot load the plugin.
-    /// The attempt's `timeout` (ending at `deadline`) may pass meanwhile.
+    /// The attempt's `deadline` may pass meanwhile.
     private nonisolated func startWorker(
-        library: String, plugin: String, timeout: Duration?, deadline: Date?, killGrace: Duration
+        library: String, plugin: String, deadline: Deadline?, teardown: Teardown
     ) async -> Result<any PluginWorker, FailedStart> {
-        if Task.isCancelled {
-            return .failure(FailedStart(AttemptResult(outcome: .interrupted, reason: "runner stopping")))
-        }
+        if Task.isCancelled { return .failure(FailedStart(Teardown.Stop.interrupted.end)) }
         let worker: any PluginWorker
         switch await start(library, plugin) {
         case .failure(let failure):
-            return .failure(
-                FailedStart(
-                    AttemptResult(
-                        outcome: .failed, reason: "cannot start the plugin's worker: \(failure.reason)")))
+            return .failure(FailedStart(.cannotStart(.pluginProcess(.worker, failure.reason))))
         case .success(let started):
             worker = started
         }
-        let hello = await worker.exchange(nil, deadline: deadline, killGrace: killGrace)
+        let hello = await worker.exchange(nil, deadline: deadline, teardown: teardown)
         switch hello {
         case .reply(let bytes) where bytes.isEmpty:
             return .success(worker)
         case .reply(let bytes):
             worker.stop()
             let why = String(decoding: bytes.prefix(1000), as: UTF8.self)
-            return .failure(
-                FailedStart(
-                    AttemptResult(outcome: .failed, reason: "the plugin's worker cannot load it: \(why)")))
+            return .failure(FailedStart(.cannotStart(.pluginNotLoaded(why))))
         default:
-            return .failure(
-                FailedStart(Self.result(of: hello, timeout: timeout, when: " before it was ready")))
+            return .failure(FailedStart(Self.end(of: hello, beforeReady: true)))
         }
     }
 
-    /// An attempt's result for a start that failed.
+    /// An attempt's end for a start that failed.
     private struct FailedStart: Error {
-        var result: AttemptResult
-        init(_ result: AttemptResult) { self.result = result }
+        var end: AttemptEnd
+        init(_ end: AttemptEnd) { self.end = end }
     }
 
-    /// The result of an exchange that did not get a reply.
-    private static func result(of exchange: PluginWorkerExchange, timeout: Duration?, when: String)
-        -> AttemptResult
-    {
+    /// The end of an exchange that did not get a reply (`beforeReady`: the worker's first, while
+    /// it started).
+    private static func end(of exchange: PluginWorkerExchange, beforeReady: Bool) -> AttemptEnd {
         switch exchange {
         case .reply(let bytes):
-            return AttemptResult(pluginResponse: bytes)
+            return AttemptResult(pluginResponse: bytes).end
         case .exited(let status):
-            return AttemptResult(
-                outcome: .failed, exitCode: status, reason: "the plugin's worker exited \(status)\(when)")
+            return .crashed(.init(.worker, .exited(status), beforeReady: beforeReady))
         case .signalled(let signal):
-            return AttemptResult(
-                outcome: .failed, signal: signal,
-                reason:
-                    "the plugin's worker died\(when): signal \(signal) (\(IsolatedPluginHandler.signalName(signal)))"
-            )
-        case .timedOut:
-            return AttemptResult(
-                outcome: .timeout, reason: "timeout after \(timeout.map(JobDuration.format) ?? "?")")
-        case .interrupted:
-            return AttemptResult(outcome: .interrupted, reason: "runner stopping")
-        case .broken(let why):
-            return AttemptResult(outcome: .failed, reason: "the plugin's worker \(why)\(when)")
+            return .crashed(.init(.worker, .signalled(signal), beforeReady: beforeReady))
+        case .stopped(let stop):
+            return stop.end
+        case .tooLarge(let length, let limit):
+            return .refused(.oversizedFrame(length: length, limit: limit, beforeReady: beforeReady))
+        case .failedToStart(let why):
+            return .cannotStart(.pluginProcess(.worker, why))
         }
     }
 

@@ -21,11 +21,11 @@ public struct PooledPluginHandler: JobHandler {
         let (plugin, handler): (PluginDescription, String)
         switch catalog.isolatedTarget(of: request) {
         case .success(let target): (plugin, handler) = target
-        case .failure(let failure): return failure.result
+        case .failure(let failure): return AttemptResult(failure.end)
         }
         return await pool.call(
             library: plugin.path, plugin: plugin.name,
             request: PluginRequest(attempt: request, handler: handler).jsonBytes,
-            timeout: request.job.timeout, killGrace: request.job.killGrace)
+            teardown: Teardown(job: request.job))
     }
 }

@@ -60,15 +60,15 @@ struct AttemptFiles {
         case tooLarge(Int)
         case malformed(line: Int, text: String)
 
-        var description: String {
+        /// Why the attempt's outputs are refused.
+        var refusal: AttemptEnd.Refusal {
             switch self {
-            case .tooLarge(let size):
-                return
-                    "outputs too large: at least \(size) bytes written to JOBRUNNER_OUTPUT, at most \(AttemptFiles.outputLimit) allowed"
-            case .malformed(let line, let text):
-                return "JOBRUNNER_OUTPUT line \(line) is not key=value: '\(text.prefix(80))'"
+            case .tooLarge(let size): .outputsTooLarge(written: size, limit: AttemptFiles.outputLimit)
+            case .malformed(let line, let text): .malformedOutput(line: line, text: text)
             }
         }
+
+        var description: String { refusal.words }
     }
 
     /// The outputs written, or why they are unusable.

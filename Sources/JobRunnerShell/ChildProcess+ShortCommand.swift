@@ -13,7 +13,8 @@ extension ChildProcess {
     ) -> ChildProcess {
         ChildProcess(
             program: .path("/bin/sh"), arguments: ["-c", command], workingDirectory: directory,
-            output: .keep(lastBytes: shortCommandOutput), timeout: limit, clock: clock)
+            output: .keep(lastBytes: shortCommandOutput), teardown: Teardown(timeout: limit),
+            clock: clock)
     }
 
     /// A short command whose shell first writes its ``SatisfyProcess`` (`PID STARTTIME`, the
@@ -32,7 +33,8 @@ extension ChildProcess {
             arguments: [
                 "-c", Self.recordingShell, record, command,
             ],
-            workingDirectory: directory, output: .keep(lastBytes: shortCommandOutput), timeout: limit,
+            workingDirectory: directory, output: .keep(lastBytes: shortCommandOutput),
+            teardown: Teardown(timeout: limit),
             clock: clock)
     }
 

@@ -17,11 +17,12 @@ import Synchronization
 /// The process is spawned with posix_spawn as the leader of a process group of its own, so
 /// everything it starts can be ended together: directly, its output and its end awaited on
 /// ``ChildWatcher``'s thread, when nothing is written to its standard input
-/// (ChildProcess+Direct.swift); through swift-subprocess otherwise. A deadline (measured on the
-/// injected clock) or a cancelled caller ends the group: SIGTERM, then SIGKILL once `killGrace`
-/// has passed on that clock with anything left. When the main process exits, processes it left
-/// behind in the group are ended the same way, as systemd's `KillMode=control-group` does;
-/// with a ``mark``, so are the processes it started that left the group.
+/// (ChildProcess+Direct.swift); through swift-subprocess otherwise. Its ``Teardown`` is the
+/// attempts' one policy: a deadline (measured on the injected clock) or a cancelled caller ends
+/// the group, SIGTERM, then SIGKILL once `killGrace` has passed on that clock with anything left.
+/// When the main process exits, processes it left behind in the group are ended the same way, as
+/// systemd's `KillMode=control-group` does; with a ``mark``, so are the processes it started
+/// that left the group.
 ///
 /// How the process ended is a value, never an error: see ``Termination``.
 public struct ChildProcess: Sendable {
@@ -60,13 +61,12 @@ public struct ChildProcess: Sendable {
         /// A signal the runner did not send ended the main process (a crash, or `kill` from
         /// elsewhere).
         case signalled(Int32)
-        /// The deadline passed and the runner ended the process group.
-        case timedOut
+        /// The teardown policy ended it: the deadline passed (or the main process ended at or
+        /// after it), or the caller was cancelled (the runner is stopping); the process group was
+        /// ended. A cancellation that came before the process was started started nothing.
+        case stopped(Teardown.Stop)
         /// The program could not be started; the text says why.
         case failedToStart(String)
-        /// The caller was cancelled (the runner is stopping) and the process group was ended, or
-        /// the cancellation came before the process was started.
-        case interrupted
     }
 
     /// What ``run(in:onSpawn:)`` returns.
@@ -98,10 +98,9 @@ public struct ChildProcess: Sendable {
     public var output: Output
     /// Where its standard error goes.
     public var errors: ErrorOutput
-    /// How long it may run, from its start, before its group is ended; nil: no limit.
-    public var timeout: Duration?
-    /// Time between SIGTERM and SIGKILL whenever the group is ended.
-    public var killGrace: Duration
+    /// How long it may run, from its start, and how its group is ended: SIGTERM, `killGrace`,
+    /// SIGKILL.
+    public var teardown: Teardown
     /// Measures the timeout and the grace period, so tests can drive both by hand.
     public var clock: any RunnerClock
     /// Environment entries (`NAME=value`, all present in ``environment``) that mark every
@@ -114,8 +113,8 @@ public struct ChildProcess: Sendable {
     public init(
         program: Program, arguments: [String] = [], environment: [String: String]? = nil,
         workingDirectory: String? = nil, input: [UInt8]? = nil, output: Output = .keep(lastBytes: .max),
-        errors: ErrorOutput = .withOutput, timeout: Duration? = nil,
-        killGrace: Duration = JobDefinition.defaultKillGrace, clock: any RunnerClock, mark: [String]? = nil
+        errors: ErrorOutput = .withOutput, teardown: Teardown = Teardown(), clock: any RunnerClock,
+        mark: [String]? = nil
     ) {
         self.mark = mark
         self.program = program
@@ -125,15 +124,14 @@ public struct ChildProcess: Sendable {
         self.input = input
         self.output = output
         self.errors = errors
-        self.timeout = timeout
-        self.killGrace = killGrace
+        self.teardown = teardown
         self.clock = clock
     }
 
     /// Runs the process to its end and ends whatever it left in its group.
     ///
     /// Cancelling the calling task ends the process group (SIGTERM, `killGrace`, SIGKILL) and
-    /// returns ``Termination/interrupted`` once the group is gone.
+    /// returns ``Termination/stopped(_:)`` (interrupted) once the group is gone.
     ///
     /// - Parameters:
     ///   - slots: When given, the process starts only once it holds one of these slots, and its
@@ -148,96 +146,66 @@ public struct ChildProcess: Sendable {
     }
 
     private func runNow(onSpawn: @escaping @Sendable (Int32) -> Void) async -> Outcome {
-        if Task.isCancelled { return Outcome(termination: .interrupted) }
-        let stop = Latch<StopReason>()
+        if Task.isCancelled { return Outcome(termination: .stopped(.interrupted)) }
+        let watch = AttemptWatch<Void>()
+        watch.arm(teardown.deadline(from: clock.now()), clock: clock)
         // Unstructured on purpose: SIGTERM, the grace period and the sweep must run to their end
         // after the caller is cancelled, and in a cancelled task every wait on the clock would end
         // at once. It also keeps swift-subprocess from ever seeing a cancellation, to which it
         // would answer with a teardown of its own, timed on the real clock. Immediate: the spawn
         // starts on this thread, not after a wait for the pool to pick the task up.
-        let lifecycle = Task.immediate { await self.lifecycle(stop: stop, onSpawn: onSpawn) }
+        let lifecycle = Task.immediate { await self.lifecycle(watch: watch, onSpawn: onSpawn) }
         return await withTaskCancellationHandler {
             await lifecycle.value
         } onCancel: {
-            stop.set(.interrupted)
+            watch.interrupt()
         }
     }
 
-    /// Why the watchdog stopped waiting: the first of these wins.
-    enum StopReason: Sendable {
-        case exited
-        case timedOut
-        case interrupted
-    }
-
-    private func lifecycle(stop: Latch<StopReason>, onSpawn: @escaping @Sendable (Int32) -> Void) async
+    private func lifecycle(watch: AttemptWatch<Void>, onSpawn: @escaping @Sendable (Int32) -> Void) async
         -> Outcome
     {
         // The group's id once the process exists; nil when it could not be started.
         let started = Latch<Int32?>()
-        let deadline = timeout.map { clock.now().addingTimeInterval($0.seconds) }
         // The watch is the child task, so the spawn goes ahead on this task at once.
-        async let watched: Void = watch(started: started, stop: stop, deadline: deadline)
-        let result = await spawn(started: started, stop: stop, onSpawn: onSpawn)
+        async let watched: Void = end(started: started, watch: watch)
+        let result = await spawn(started: started, onSpawn: onSpawn)
+        // Its end, when it was seen: at or after the deadline, it timed out all the same.
+        watch.finish((), at: (try? result.get())?.at)
         await watched
-        // The sweep: whatever the main process left in its group.
-        if let group = await started.value {
-            ProcessGroups.reaped(group)
-            await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
-        }
-        // And whatever it started that left the group.
-        if let mark { await ProcessGroups.terminate(marked: mark, killGrace: killGrace, clock: clock) }
+        // The sweep: whatever the main process left in its group, and whatever it started that
+        // left the group.
+        let group = await started.value
+        if let group { ProcessGroups.reaped(group) }
+        await teardown.end(group: group, marked: mark, clock: clock)
         switch result {
         case .failure(let failure):
             return Outcome(termination: .failedToStart(failure.reason))
         case .success(let ended):
             return Outcome(
-                termination: Self.termination(of: ended, stoppedBy: await stop.value, deadline: deadline),
-                output: ended.output)
+                termination: Self.termination(of: ended, watched: await watch.end), output: ended.output)
         }
     }
 
-    /// How the run ended for the caller, from how the main process ended and what stopped the
-    /// wait first. A main process that ended at or after its deadline timed out, even when its
-    /// end was seen before the timer's: a busy runner may see the two in either order, and the
-    /// order must not decide whether a job that overran its timeout is reported as one.
-    static func termination(of ended: Ended, stoppedBy reason: StopReason, deadline: Date?) -> Termination {
-        switch reason {
-        case .timedOut:
-            return .timedOut
-        case .interrupted:
-            return .interrupted
-        case .exited:
-            if let deadline, let at = ended.at, at >= deadline { return .timedOut }
+    /// How the run ended for the caller: as the teardown policy stopped it, else as the main
+    /// process ended.
+    static func termination(of ended: Ended, watched: AttemptWatch<Void>.End) -> Termination {
+        switch watched {
+        case .stopped(let stop): .stopped(stop)
+        case .finished:
             switch ended.status {
-            case .exited(let code): return .exited(code)
-            case .signalled(let signal): return .signalled(signal)
+            case .exited(let code): .exited(code)
+            case .signalled(let signal): .signalled(signal)
             }
         }
     }
 
     /// Waits for the first of: the process's end, the deadline, a cancelled caller; in the
-    /// latter two cases ends the group before it returns.
-    private func watch(started: Latch<Int32?>, stop: Latch<StopReason>, deadline: Date?) async {
+    /// latter two cases ends the group, by the teardown policy, before it returns.
+    private func end(started: Latch<Int32?>, watch: AttemptWatch<Void>) async {
         guard let group = await started.value else { return }
-        let clock = self.clock
-        let reason: StopReason
-        if let deadline {
-            reason = await withTaskGroup(of: Void.self) { timer in
-                timer.addTask {
-                    // Cancelled below when something else comes first.
-                    if (try? await clock.sleep(until: deadline)) != nil { stop.set(.timedOut) }
-                }
-                let reason = await stop.value
-                timer.cancelAll()
-                return reason
-            }
-        } else {
-            // No timer to race: no task group to make and tear down at every attempt.
-            reason = await stop.value
-        }
-        if reason != .exited {
-            await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock)
+        if case .stopped = await watch.end {
+            await teardown.end(group: group, clock: clock)
         }
     }
 
@@ -251,14 +219,11 @@ public struct ChildProcess: Sendable {
     }
 
     /// Starts the process and returns once it has exited and been reaped; tells `started` its
-    /// pid (or that there is none) and `stop` that it ended.
+    /// pid (or that there is none).
     private func spawn(
-        started: Latch<Int32?>, stop: Latch<StopReason>, onSpawn: @escaping @Sendable (Int32) -> Void
+        started: Latch<Int32?>, onSpawn: @escaping @Sendable (Int32) -> Void
     ) async -> Result<Ended, StartFailure> {
-        defer {
-            started.set(nil)
-            stop.set(.exited)
-        }
+        defer { started.set(nil) }
         let errorFile: FileDescriptor?
         switch errors {
         case .withOutput:

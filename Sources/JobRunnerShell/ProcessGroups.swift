@@ -5,8 +5,9 @@ import JobRunnerCore
 /// Ends process groups: those a job leaves behind, and those a dead runner left (SPEC 5.9).
 ///
 /// Ending a group is the same everywhere: SIGTERM, then SIGKILL once the grace period has
-/// passed on the injected clock with any member left. ``ChildProcess`` uses it for deadlines,
-/// stops and the sweep after a main process exits; the runner uses it, through
+/// passed on the injected clock with any member left. The attempts' one ``Teardown`` policy
+/// uses it (``Teardown/end(group:marked:clock:)``) for deadlines, stops and the sweep after a
+/// main process exits, in ``ChildProcess`` and ``WorkerProcess``; the runner uses it, through
 /// `OrphanTerminator`, for attempts a crashed runner left running.
 public struct ProcessGroups: OrphanTerminator {
     /// Measures the grace period.

@@ -40,7 +40,7 @@ public struct ShellConstraints: ConstraintRunner {
         try? FileManager.default.removeItem(atPath: processPath)
         // A log that cannot be written loses only this copy of the output; the outcome stands.
         // One the runner's stop ended fails nothing: the output of the last one that did stays.
-        if outcome.termination != .interrupted {
+        if outcome.termination != .stopped(.interrupted) {
             _ = FileManager.default.createFile(
                 atPath: logPath, contents: Data(outcome.output), attributes: [.posixPermissions: 0o600])
         }
@@ -58,11 +58,11 @@ public struct ShellConstraints: ConstraintRunner {
             return .failed(lastLine: line.isEmpty ? "exit \(code)" : line)
         case .signalled(let signal):
             return .failed(lastLine: line.isEmpty ? "killed by signal \(signal)" : line)
-        case .timedOut:
+        case .stopped(.timedOut):
             return .failed(lastLine: "timed out after \(JobDuration.format(constraint.timeout))")
         case .failedToStart(let reason):
             return .failed(lastLine: "cannot start: \(reason)")
-        case .interrupted:
+        case .stopped(.interrupted):
             return .failed(lastLine: "the runner stopped")
         }
     }

@@ -5,9 +5,9 @@ import Synchronization
 /// Runs `run:` jobs: a command line through `/bin/sh -c`, or an argv without a shell, as a
 /// ``ChildProcess`` with the environment of SPEC 5.2 and its output in a capped log.
 ///
-/// A timeout or a stopping runner ends the whole process group: SIGTERM, then SIGKILL after
-/// the job's `killGrace`. Processes a job leaves behind when its main process exits are ended
-/// the same way, like systemd's `KillMode=control-group`.
+/// A timeout or a stopping runner ends the whole process group by the job's ``Teardown``:
+/// SIGTERM, then SIGKILL after the job's `killGrace`. Processes a job leaves behind when its main
+/// process exits are ended the same way, like systemd's `KillMode=control-group`.
 public struct ShellHandler: JobHandler {
     /// Measures timeouts and grace periods.
     public var clock: any RunnerClock
@@ -77,13 +77,14 @@ public struct ShellHandler: JobHandler {
             let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
             log.appendLine("jobrunner: plugin handler \(plugin).\(handler) cannot run in the shell handler")
             log.finish()
-            return AttemptResult(outcome: .failed, reason: "not a shell job")
+            return AttemptResult(.cannotStart(.notForHandler("shell")))
         }
         let fresh: Bool
         do {
             fresh = try directories.ensure(request.workDirectory)
         } catch {
-            return AttemptResult(outcome: .failed, reason: "cannot create \(request.workDirectory): \(error)")
+            return AttemptResult(
+                .cannotStart(.workDirectory(path: request.workDirectory, error: "\(error)")))
         }
         var files = AttemptFiles(
             directory: request.workDirectory, job: request.job.id, attempt: request.attempt)
@@ -97,7 +98,7 @@ public struct ShellHandler: JobHandler {
             outputFiles = try NeededOutputs(request.neededOutputs).writeFiles(in: files.neededDirectory)
         } catch {
             log.appendLine("jobrunner: cannot pass the outputs of needed jobs: \(error)")
-            return AttemptResult(outcome: .failed, reason: "cannot pass needed outputs: \(error)")
+            return AttemptResult(.cannotStart(.neededOutputs("\(error)")))
         }
         defer { if !outputFiles.isEmpty || !fresh { NeededOutputs.remove(files.neededDirectory) } }
         let child = ChildProcess(
@@ -105,7 +106,7 @@ public struct ShellHandler: JobHandler {
             environment: environment(
                 for: request, files: (files.outputPath, files.controlPath), outputFiles: outputFiles),
             workingDirectory: request.job.workingDirectory, output: .stream { log.append($0) },
-            timeout: request.job.timeout, killGrace: request.job.killGrace, clock: clock,
+            teardown: Teardown(job: request.job), clock: clock,
             mark: ProcessGroups.attemptMark(
                 runID: request.runID, jobID: request.job.id, attempt: request.attempt))
         let outcome = await child.run(in: slots, onSpawn: request.onSpawn)
@@ -113,34 +114,24 @@ public struct ShellHandler: JobHandler {
         switch outcome.termination {
         case .failedToStart(let reason):
             log.appendLine("jobrunner: cannot start \(request.job.handler.displayName): \(reason)")
-            return AttemptResult(
-                outcome: .failed, exitCode: 127, reason: EndReason.cannotStartPrefix + reason)
-        case .interrupted:
-            return AttemptResult(outcome: .interrupted, reason: "the runner stopped")
-        case .timedOut:
-            return AttemptResult(outcome: .timeout, reason: "timeout")
+            return AttemptResult(.cannotStart(.command(reason)))
+        case .stopped(let stop):
+            return AttemptResult(stop.end)
         case .exited(0):
             let control = files.readControl()
             switch files.readOutputs() {
             case .failure(let error):
-                return AttemptResult(outcome: .failed, exitCode: 0, reason: error.description)
+                return AttemptResult(.refused(error.refusal), exitCode: 0)
             case .success(let outputs):
                 if let reason = control.skip {
-                    return AttemptResult(
-                        outcome: .skipped, exitCode: 0, reason: reason.isEmpty ? "skipped" : reason,
-                        outputs: outputs)
+                    return AttemptResult(.skipped(reason), exitCode: 0, outputs: outputs)
                 }
-                return AttemptResult(outcome: .succeeded, exitCode: 0, outputs: outputs)
+                return AttemptResult(.succeeded, exitCode: 0, outputs: outputs)
             }
         case .exited(let code):
-            let outcome: AttemptOutcome = code == RetryPolicy.tempFailExitCode ? .tempfail : .failed
-            return AttemptResult(
-                outcome: outcome, exitCode: code, reason: "exit:\(code)",
-                retryAfter: Self.retryAfter(&files, log: log))
+            return AttemptResult(.exited(code), retryAfter: Self.retryAfter(&files, log: log))
         case .signalled(let signal):
-            return AttemptResult(
-                outcome: .failed, signal: signal, reason: "signal:\(signal)",
-                retryAfter: Self.retryAfter(&files, log: log))
+            return AttemptResult(.signalled(signal), retryAfter: Self.retryAfter(&files, log: log))
         }
     }
 }

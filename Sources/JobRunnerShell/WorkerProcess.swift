@@ -15,7 +15,8 @@ import Subprocess
 /// The child reads frames on its standard input and writes its answers on its standard output;
 /// its standard error goes to /dev/null (the worker itself sends what a call writes where the
 /// call says). It leads a process group of its own, which a deadline or a cancelled exchange
-/// ends as ``ChildProcess`` does: SIGTERM, then SIGKILL after the grace period. Only the runner
+/// ends by the attempts' one ``Teardown`` policy, as ``ChildProcess`` does: SIGTERM, then SIGKILL
+/// after the grace period. Only the runner
 /// holds the other ends of its pipes (they are close-on-exec), so when the runner exits, however
 /// it dies, the worker reads the end of its input and exits too.
 public final class WorkerProcess: Sendable {
@@ -35,10 +36,9 @@ public final class WorkerProcess: Sendable {
         case reply([UInt8])
         /// The worker ended (or closed its output) before it answered: how it ended.
         case ended(Termination)
-        /// The deadline passed; the worker's group was ended.
-        case timedOut
-        /// The caller was cancelled; the worker's group was ended.
-        case interrupted
+        /// The teardown policy ended the worker's group: the deadline passed (or the answer came
+        /// at or after it), or the caller was cancelled.
+        case stopped(Teardown.Stop)
         /// The worker announced a frame longer than ``WorkerFrames/maximumLength``; its group
         /// was ended.
         case tooLarge(Int)
@@ -117,48 +117,33 @@ public final class WorkerProcess: Sendable {
 
     /// Sends `request` (nil: sends nothing, only waits for the worker's next frame, such as the
     /// one it writes when it is ready) and waits for the answer, for the worker's end, for
-    /// `deadline` (on the clock) or for the caller's cancellation, whichever comes first. In all
-    /// but the first case the worker is finished: its group is ended (SIGTERM, `killGrace`,
-    /// SIGKILL) before this returns.
-    public func exchange(_ request: [UInt8]?, deadline: Date?, killGrace: Duration) async -> Exchange {
-        let first = Latch<Step>()
-        channel.submit(request) { first.set(.read($0)) }
+    /// `deadline` (on the clock) or for the caller's cancellation, whichever comes first
+    /// (``AttemptWatch``). In all but the first case the worker is finished: its group is ended
+    /// by `teardown` (SIGTERM, `killGrace`, SIGKILL) before this returns.
+    public func exchange(_ request: [UInt8]?, deadline: Deadline?, teardown: Teardown) async -> Exchange {
+        let watch = AttemptWatch<WorkerFrames.ReadResult>()
         let clock = self.clock
-        let timer = deadline.map { deadline in
-            Task {
-                if (try? await clock.sleep(until: deadline)) != nil { first.set(.timedOut) }
-            }
-        }
-        let step = await withTaskCancellationHandler {
-            await first.value
+        watch.arm(deadline, clock: clock)
+        channel.submit(request) { watch.finish($0, at: clock.now()) }
+        let end = await withTaskCancellationHandler {
+            await watch.end
         } onCancel: {
-            first.set(.interrupted)
+            watch.interrupt()
         }
-        timer?.cancel()
-        switch step {
-        case .read(.frame(let bytes)):
+        switch end {
+        case .finished(.frame(let bytes)):
             return .reply(bytes)
-        case .read(.ended):
+        case .finished(.ended):
             // Dead, or about to be: whatever it left in its group goes too.
-            await end(killGrace: killGrace)
+            await self.end(by: teardown)
             return .ended(await termination)
-        case .read(.tooLarge(let length)):
-            await end(killGrace: killGrace)
+        case .finished(.tooLarge(let length)):
+            await self.end(by: teardown)
             return .tooLarge(length)
-        case .timedOut:
-            await end(killGrace: killGrace)
-            return .timedOut
-        case .interrupted:
-            await end(killGrace: killGrace)
-            return .interrupted
+        case .stopped(let stop):
+            await self.end(by: teardown)
+            return .stopped(stop)
         }
-    }
-
-    /// What ended the wait of an exchange.
-    private enum Step: Sendable {
-        case read(WorkerFrames.ReadResult)
-        case timedOut
-        case interrupted
     }
 
     /// Closes the worker's input, which it reads as "exit now"; does not wait. Only for a
@@ -172,12 +157,12 @@ public final class WorkerProcess: Sendable {
         get async { await ended.value }
     }
 
-    /// Ends the worker's group and waits until the worker is reaped.
-    private func end(killGrace: Duration) async {
+    /// Ends the worker's group by `teardown` and waits until the worker is reaped.
+    private func end(by teardown: Teardown) async {
         let (group, clock) = (pid, self.clock)
         // Unstructured: in a cancelled task every wait on the clock would end at once, cutting
         // the grace period short.
-        await Task { await ProcessGroups.terminate(group: group, killGrace: killGrace, clock: clock) }.value
+        await Task { await teardown.end(group: group, clock: clock) }.value
         _ = await ended.value
     }
 }

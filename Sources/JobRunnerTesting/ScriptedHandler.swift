@@ -56,7 +56,7 @@ public final class ScriptedHandler: JobHandler {
         let cancelled = Task.isCancelled
         return state.withLock { state in
             state.running -= 1
-            if cancelled { return AttemptResult(outcome: .interrupted, reason: "the runner stopped") }
+            if cancelled { return AttemptResult(.interrupted(.runnerStopped)) }
             guard var script = state.scripts[id], !script.isEmpty else { return .succeeded }
             let result = script.removeFirst()
             state.scripts[id] = script

@@ -97,7 +97,7 @@ struct ConductorDriver {
     }
 
     mutating func succeed(_ jobID: String, in runID: String = "main", outputs: [String: String] = [:]) {
-        end(jobID, in: runID, AttemptResult(outcome: .succeeded, exitCode: 0, outputs: outputs))
+        end(jobID, in: runID, AttemptResult(.succeeded, exitCode: 0, outputs: outputs))
     }
 
     mutating func fail(_ jobID: String, in runID: String = "main") {

@@ -246,8 +246,8 @@ import Testing
     @Test func closeAllLeavesOccurrencesUnderWayStoppedForTheNextRunner() {
         var driver = ConductorDriver(oneShot: [job("build")], periodic: [periodicJob("tick")])
         driver.send(.stop)
-        driver.end("build", AttemptResult(outcome: .interrupted))
-        driver.end("tick", in: ConductorDriver.run("tick", 0), AttemptResult(outcome: .interrupted))
+        driver.end("build", AttemptResult(.interrupted(.runnerStopped)))
+        driver.end("tick", in: ConductorDriver.run("tick", 0), AttemptResult(.interrupted(.runnerStopped)))
         #expect(driver.conductor.isSettled)
         var conductor = driver.conductor
         let closing = conductor.closeAll(now: driver.now)
@@ -345,7 +345,7 @@ import Testing
                     [OperatorRequest(id: 1, kind: .cancel, jobID: "tick", requestedAt: driver.now)],
                     stored: true)))
         #expect(driver.ended == ["tick@0"])
-        driver.end("tick", in: runID, AttemptResult(outcome: .interrupted))
+        driver.end("tick", in: runID, AttemptResult(.interrupted(.runnerStopped)))
         #expect(driver.occurrences(of: "tick").map(\.state) == [.failed])
     }
 }

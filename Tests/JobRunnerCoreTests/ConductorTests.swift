@@ -117,7 +117,7 @@ import Testing
         #expect(driver.ended == ["tick@0"])
         #expect(driver.started.isEmpty, "the new one waits for the old one's end")
         #expect(driver.last.answers.isEmpty, "no operator request is made up")
-        driver.end("tick", in: ConductorDriver.run("tick", 0), AttemptResult(outcome: .interrupted))
+        driver.end("tick", in: ConductorDriver.run("tick", 0), AttemptResult(.interrupted(.runnerStopped)))
         #expect(driver.started == ["tick@60"])
         let replaced = driver.occurrences(of: "tick").first
         #expect(replaced?.state == .failed)

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 @Suite struct OperatorRequestTests {
-    let killed = AttemptResult(outcome: .failed, signal: 15, reason: "signal:15")
+    let killed = AttemptResult(.signalled(15))
 
     func runner(
         _ harness: Harness, _ jobs: [JobDefinition], pipelines: [PipelineDefinition] = [],
@@ -52,7 +52,7 @@ import Testing
     /// Under `serve` the runner outlives the run of one-shot jobs: a `retry` reopens the closed
     /// run, and once the job is final again the run closes again, with its `run-finished`.
     @Test func aRunReopenedUnderServeClosesAgainOnceItsJobsAreFinal() async throws {
-        let failed = AttemptResult(outcome: .failed, exitCode: 1)
+        let failed = AttemptResult(.exited(1))
         let handler = ScriptedHandler(scripts: ["f": [failed]])
         let harness = Harness(handler: handler)
         let runner = Runner(

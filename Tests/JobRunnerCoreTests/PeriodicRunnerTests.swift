@@ -127,7 +127,7 @@ import Testing
     /// that occurrence.
     @Test func aPeriodicJobReceivesTheOutputsOfItsNeeds() async throws {
         let succeeded = { (outputs: [String: String]) in
-            AttemptResult(outcome: .succeeded, exitCode: 0, outputs: outputs)
+            AttemptResult(.succeeded, exitCode: 0, outputs: outputs)
         }
         let handler = ScriptedHandler(scripts: [
             "setup": [succeeded(["path": "/srv"])],

@@ -136,7 +136,7 @@ import Testing
     @Test func retryOnLimitsWhichExitCodesRetryButTempfailAlwaysDoes() async throws {
         let handler = ScriptedHandler(scripts: [
             "listed": [
-                AttemptResult(outcome: .tempfail, exitCode: 75, reason: "exit:75"), .failed(exitCode: 9),
+                AttemptResult(.exited(75)), .failed(exitCode: 9),
             ]
         ])
         let harness = Harness(handler: handler)
@@ -148,7 +148,7 @@ import Testing
 
     @Test func retryAfterReplacesTheBackoff() async throws {
         let handler = ScriptedHandler(scripts: [
-            "api": [AttemptResult(outcome: .failed, exitCode: 1, reason: "exit:1", retryAfter: .seconds(90))]
+            "api": [AttemptResult(.exited(1), retryAfter: .seconds(90))]
         ])
         let harness = Harness(handler: handler)
         let start = harness.clock.now()
@@ -174,7 +174,7 @@ import Testing
 
     @Test func outputsReachDependentsAndAreStored() async throws {
         let handler = ScriptedHandler(scripts: [
-            "make": [AttemptResult(outcome: .succeeded, exitCode: 0, outputs: ["version": "1.2"])]
+            "make": [AttemptResult(.succeeded, exitCode: 0, outputs: ["version": "1.2"])]
         ])
         let harness = Harness(handler: handler)
         _ = try await harness.run([job("make"), job("use", needs: ["make"])])
@@ -188,7 +188,7 @@ import Testing
 
     @Test func skippedJobsLetDependentsGoOnAndDisabledJobsNeverStart() async throws {
         let handler = ScriptedHandler(scripts: [
-            "maybe": [AttemptResult(outcome: .skipped, exitCode: 0, reason: "nothing to do")]
+            "maybe": [AttemptResult(.skipped("nothing to do"), exitCode: 0)]
         ])
         let harness = Harness(handler: handler)
         let summary = try await harness.run([

@@ -83,7 +83,7 @@ import Testing
     @Test func aCancelledNeedWakesAWhenFailureJob() {
         var driver = SchedulerDriver([job("a"), job("notify", needs: ["a"], when: .failure)])
         _ = driver.request(.cancel, "a")
-        driver.end("a", AttemptResult(outcome: .interrupted, reason: "SIGTERM"))
+        driver.end("a", AttemptResult(.interrupted(.runnerStopped)))
         #expect(driver.state("a") == .cancelled)
         #expect(driver.started == ["notify"])
     }

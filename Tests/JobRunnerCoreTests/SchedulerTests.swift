@@ -39,7 +39,7 @@ struct SchedulerDriver {
     }
 
     mutating func succeed(_ id: String, outputs: [String: String] = [:]) {
-        end(id, AttemptResult(outcome: .succeeded, exitCode: 0, outputs: outputs))
+        end(id, AttemptResult(.succeeded, exitCode: 0, outputs: outputs))
     }
 
     mutating func fail(_ id: String, exitCode: Int32 = 1) { end(id, .failed(exitCode: exitCode)) }
@@ -128,7 +128,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
 
     @Test func aSkippedNeedLetsDependentsGoOn() {
         var driver = SchedulerDriver([planJob("a"), planJob("b", needs: ["a"])])
-        driver.end("a", AttemptResult(outcome: .skipped, exitCode: 0, reason: "nothing to do"))
+        driver.end("a", AttemptResult(.skipped("nothing to do"), exitCode: 0))
         #expect(driver.reason("a") == .ended(.message("nothing to do")))
         #expect(driver.started == ["b"])
     }
@@ -302,7 +302,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
 
     @Test func retryAfterReplacesTheBackoff() {
         var driver = SchedulerDriver([planJob("a", retry: noJitter)])
-        driver.end("a", AttemptResult(outcome: .failed, exitCode: 1, retryAfter: .seconds(90)))
+        driver.end("a", AttemptResult(.exited(1), retryAfter: .seconds(90)))
         #expect(driver.scheduler.nextWakeDate == driver.now.addingTimeInterval(90))
     }
 
@@ -320,7 +320,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         var policy = noJitter
         policy.retryOn = [3]
         var driver = SchedulerDriver([planJob("a", retry: policy)])
-        driver.end("a", AttemptResult(outcome: .tempfail, exitCode: 75))
+        driver.end("a", AttemptResult(.exited(75)))
         #expect(driver.reason("a") == .waiting(.backoff))
     }
 
@@ -328,7 +328,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         var policy = noJitter
         policy.retryOn = [3]
         var driver = SchedulerDriver([planJob("a", retry: policy)])
-        driver.end("a", AttemptResult(outcome: .tempfail, reason: "rate limited"))
+        driver.end("a", AttemptResult(.pluginRetry("rate limited")))
         #expect(driver.reason("a") == .waiting(.backoff))
     }
 
@@ -336,8 +336,8 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         var policy = noJitter
         policy.retryOn = [1]
         var driver = SchedulerDriver([planJob("a", retry: policy)])
-        driver.end("a", AttemptResult(outcome: .timeout, reason: "timeout"))
-        #expect(driver.reason("a") == .ended(.timeout))
+        driver.end("a", AttemptResult(.timedOut(after: .seconds(30))))
+        #expect(driver.reason("a") == .ended(.timeout(after: .seconds(30))))
     }
 }
 
@@ -453,7 +453,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         #expect(
             driver.last.effects.contains(
                 .endAttempt(runID: "R", jobID: "a", attempt: 1, pid: 99, pidStartTime: nil)))
-        driver.end("a", AttemptResult(outcome: .interrupted, reason: "ended"))
+        driver.end("a", AttemptResult(.interrupted(.runnerStopped)))
         #expect(driver.state("a") == .cancelled)
         #expect(driver.state("b") == .blocked)
     }
@@ -616,7 +616,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
     @Test func aCleanStopInterruptsWithoutSpendingAttemptsAndStartsNothing() {
         var driver = SchedulerDriver([planJob("a"), planJob("b"), planJob("c")], maxRunning: 2)
         driver.send(.stop)
-        driver.end("a", AttemptResult(outcome: .interrupted, reason: "the runner stopped"))
+        driver.end("a", AttemptResult(.interrupted(.runnerStopped)))
         #expect(driver.reason("a") == .waiting(.interrupted))
         #expect(driver.scheduler.record("a")?.countedAttempts == 0)
         #expect(driver.started.isEmpty, "a slot came free, but the runner is stopping")

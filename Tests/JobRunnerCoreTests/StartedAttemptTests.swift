@@ -48,7 +48,7 @@ struct StartedAttemptTests {
                             return !done
                         })
                     else { return }
-                    ended(AttemptResult(outcome: .interrupted, reason: "stopped by the test's handler"))
+                    ended(AttemptResult(.interrupted(.runnerStopped)))
                 }
             }
             let result = results[id] ?? .succeeded
@@ -76,8 +76,8 @@ struct StartedAttemptTests {
 
     @Test func endsFromOtherThreadsAndFromWithinStartReachTheScheduler() async throws {
         let handler = ThreadHandler(results: [
-            "sync-fails": AttemptResult(outcome: .failed, reason: "no"),
-            "b": AttemptResult(outcome: .succeeded, outputs: ["k": "v"]),
+            "sync-fails": AttemptResult(.pluginFailed("no")),
+            "b": AttemptResult(.succeeded, outputs: ["k": "v"]),
         ])
         let store = InMemoryQueueStore()
         let observer = RecordingObserver()
@@ -108,7 +108,7 @@ struct StartedAttemptTests {
         #expect(snapshot.jobs["slow"]?.state == .waiting)
         #expect(snapshot.jobs["slow"]?.reason == .waiting(.interrupted))
         #expect(snapshot.attempts["slow"]?.first?.outcome == .interrupted)
-        #expect(snapshot.attempts["slow"]?.first?.reason == "stopped by the test's handler")
+        #expect(snapshot.attempts["slow"]?.first?.reason == "the runner stopped")
         #expect(handler.started == ["slow"])
     }
 }

@@ -19,22 +19,22 @@ import Testing
         let outputs = [message: message, "n": "1"]
         #expect(
             try result(of: .succeeded(outputs: outputs))
-                == AttemptResult(outcome: .succeeded, outputs: outputs))
+                == AttemptResult(.succeeded, outputs: outputs))
         #expect(
             try result(of: .failed(message, outputs: outputs))
-                == AttemptResult(outcome: .failed, reason: message, outputs: outputs))
+                == AttemptResult(.pluginFailed(message), outputs: outputs))
         #expect(
             try result(of: .retry(after: .milliseconds(1500), message))
-                == AttemptResult(outcome: .tempfail, reason: message, retryAfter: .milliseconds(1500)))
-        #expect(try result(of: .skipped(message)) == AttemptResult(outcome: .skipped, reason: message))
-        #expect(try result(of: .retry()) == AttemptResult(outcome: .tempfail, reason: "retry"))
+                == AttemptResult(.pluginRetry(message), retryAfter: .milliseconds(1500)))
+        #expect(try result(of: .skipped(message)) == AttemptResult(.skipped(message)))
+        #expect(try result(of: .retry()) == AttemptResult(.pluginRetry("")))
     }
 
     @Test func delaysThatAreNotOneAreIgnored() {
         for text in ["-1", "1e300", "1e16", "-0.5"] {
             let response = Array(#"{"status":"retry","retryAfter":\#(text)}"#.utf8)
             #expect(
-                AttemptResult(pluginResponse: response) == AttemptResult(outcome: .tempfail, reason: "retry"),
+                AttemptResult(pluginResponse: response) == AttemptResult(.pluginRetry("")),
                 "retryAfter \(text)")
         }
         let response = Array(#"{"status":"retry","retryAfter":0.0015}"#.utf8)
@@ -45,7 +45,8 @@ import Testing
         for text in ["", "not json", #"{"status":"exploded"}"#, #"{"message":"no status"}"#] {
             let result = AttemptResult(pluginResponse: Array(text.utf8))
             #expect(result.outcome == .failed)
-            #expect(result.reason == "plugin response is not valid JSON: \(text)")
+            #expect(result.end == .refused(.responseNotJSON(text)))
+            #expect(result.end.words == "plugin response is not valid JSON: \(text)")
         }
     }
 }

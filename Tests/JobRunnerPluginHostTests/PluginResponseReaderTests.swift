@@ -134,11 +134,11 @@ import Testing
         #expect(Self.quick(Array(text.utf8)) == nil)
         let result = AttemptResult(pluginResponse: Array(text.utf8))
         switch Self.decoded(Array(text.utf8)) {
-        case .some: #expect(result.reason != "plugin response is not valid JSON: \(text)")
+        case .some: #expect(result.end != .refused(.responseNotJSON(text)))
         case .none:
             #expect(
                 result
-                    == AttemptResult(outcome: .failed, reason: "plugin response is not valid JSON: \(text)"))
+                    == AttemptResult(.refused(.responseNotJSON(text))))
         }
     }
 
@@ -166,7 +166,7 @@ import Testing
         #expect(Self.decoded(Array(text.utf8)) == nil)
         #expect(
             AttemptResult(pluginResponse: Array(text.utf8))
-                == AttemptResult(outcome: .failed, reason: "plugin response is not valid JSON: \(text)"))
+                == AttemptResult(.refused(.responseNotJSON(text))))
     }
 
     @Test func invalidUTF8IsLeftToJSONDecoder() {

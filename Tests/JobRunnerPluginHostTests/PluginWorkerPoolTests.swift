@@ -11,8 +11,11 @@ struct PluginWorkerPoolTests {
     static let ok = Array(#"{"status":"succeeded"}"#.utf8)
 
     /// A worker whose every answer is scripted: the ready frame, then one answer per call
-    /// (the last repeats).
+    /// (the last repeats). ``hang`` stands for a worker that does not answer: its exchange ends
+    /// as a real one's does when the deadline it was given passes.
     final class FakeWorker: PluginWorker {
+        static let hang = PluginWorkerExchange.stopped(.timedOut(after: .zero))
+
         let hello: PluginWorkerExchange
         let answers: [PluginWorkerExchange]
         let counter: Counters
@@ -24,15 +27,21 @@ struct PluginWorkerPoolTests {
             self.counter = counter
         }
 
-        func exchange(_ request: [UInt8]?, deadline: Date?, killGrace: Duration) async -> PluginWorkerExchange
+        func exchange(_ request: [UInt8]?, deadline: Deadline?, teardown: Teardown) async
+            -> PluginWorkerExchange
         {
-            guard request != nil else { return hello }
+            guard request != nil else { return answer(hello, deadline) }
             counter.enter()
             defer { counter.leave() }
             // Lets other calls run meanwhile, so overlapping calls would be seen.
             await Task.yield()
             let index = calls.add(1, ordering: .sequentiallyConsistent).newValue - 1
-            return answers[min(index, answers.count - 1)]
+            return answer(answers[min(index, answers.count - 1)], deadline)
+        }
+
+        private func answer(_ scripted: PluginWorkerExchange, _ deadline: Deadline?) -> PluginWorkerExchange {
+            guard scripted == Self.hang, let deadline else { return scripted }
+            return .stopped(.timedOut(after: deadline.timeout))
         }
 
         func stop() { counter.stopped() }
@@ -73,7 +82,7 @@ struct PluginWorkerPoolTests {
 
     static func call(_ pool: PluginWorkerPool, library: String = "/lib/libx.so") async -> AttemptResult {
         await pool.call(
-            library: library, plugin: "x", request: Array("{}".utf8), timeout: nil, killGrace: .zero)
+            library: library, plugin: "x", request: Array("{}".utf8), teardown: Teardown(killGrace: .zero))
     }
 
     @Test func manyCallsRunOnAtMostCapacityWorkersOneCallEach() async {
@@ -113,7 +122,8 @@ struct PluginWorkerPoolTests {
         let crashed = await Self.call(pool)
         #expect(crashed.outcome == .failed)
         #expect(crashed.signal == SIGSEGV)
-        #expect(crashed.reason == "the plugin's worker died: signal 11 (SIGSEGV, a bad memory access)")
+        #expect(crashed.end == .crashed(.init(.worker, .signalled(SIGSEGV))))
+        #expect(crashed.end.words == "the plugin's worker died: signal 11 (SIGSEGV, a bad memory access)")
         #expect(await Self.call(pool).outcome == .succeeded)
         #expect(counters.starts == 2)
     }
@@ -123,28 +133,32 @@ struct PluginWorkerPoolTests {
         let first = Atomic<Bool>(true)
         let pool = Self.pool(capacity: 1, counters: counters) {
             let hanging = first.exchange(false, ordering: .sequentiallyConsistent)
-            return .success(FakeWorker(answers: [hanging ? .timedOut : .reply(Self.ok)], counter: counters))
+            return .success(
+                FakeWorker(answers: [hanging ? FakeWorker.hang : .reply(Self.ok)], counter: counters))
         }
         let hung = await pool.call(
-            library: "/lib/libx.so", plugin: "x", request: [], timeout: .seconds(2), killGrace: .zero)
+            library: "/lib/libx.so", plugin: "x", request: [],
+            teardown: Teardown(timeout: .seconds(2), killGrace: .zero))
         #expect(hung.outcome == .timeout)
-        #expect(hung.reason == "timeout after 2s")
+        #expect(hung.end == .timedOut(after: .seconds(2)))
+        #expect(hung.end.words == "timeout after 2s")
         #expect(await Self.call(pool).outcome == .succeeded)
         #expect(counters.starts == 2)
     }
 
     /// The attempt's timeout counts from the moment it has a worker slot, the worker's start
     /// included: one that passes while its worker is still starting (a loaded machine) says how
-    /// long it was, like any timeout (it said `timeout after ?`).
+    /// long it was, like any timeout (it said `timeout after ?`), and not that it was starting.
     @Test func aTimeoutWhileTheWorkerStartsSaysHowLongItWas() async {
         let counters = Counters()
         let pool = Self.pool(capacity: 1, counters: counters) {
-            .success(FakeWorker(hello: .timedOut, answers: [], counter: counters))
+            .success(FakeWorker(hello: FakeWorker.hang, answers: [], counter: counters))
         }
         let late = await pool.call(
-            library: "/lib/libx.so", plugin: "x", request: [], timeout: .seconds(1), killGrace: .zero)
+            library: "/lib/libx.so", plugin: "x", request: [],
+            teardown: Teardown(timeout: .seconds(1), killGrace: .zero))
         #expect(late.outcome == .timeout)
-        #expect(late.reason == "timeout after 1s")
+        #expect(late.end == .timedOut(after: .seconds(1)))
     }
 
     @Test func aWorkerThatCannotStartFailsTheAttemptWithTheReason() async {
@@ -154,7 +168,8 @@ struct PluginWorkerPoolTests {
         }
         let result = await Self.call(pool)
         #expect(result.outcome == .failed)
-        #expect(result.reason == "cannot start the plugin's worker: no such file")
+        #expect(result.end == .cannotStart(.pluginProcess(.worker, "no such file")))
+        #expect(result.end.words == "cannot start the plugin's worker: no such file")
         // The slot is free again: the next call tries again.
         _ = await Self.call(pool)
         _ = await Self.call(pool)
@@ -169,12 +184,15 @@ struct PluginWorkerPoolTests {
         }
         let result = await Self.call(pool)
         #expect(result.outcome == .failed)
-        #expect(result.reason == "the plugin's worker cannot load it: cannot load libx.so")
+        #expect(result.end == .cannotStart(.pluginNotLoaded("cannot load libx.so")))
+        #expect(result.end.words == "the plugin's worker cannot load it: cannot load libx.so")
         #expect(counters.stops == 1)
         let died = Self.pool(capacity: 1, counters: counters) {
             .success(FakeWorker(hello: .exited(3), answers: [], counter: counters))
         }
-        #expect(await Self.call(died).reason == "the plugin's worker exited 3 before it was ready")
+        let exited = await Self.call(died)
+        #expect(exited.end == .crashed(.init(.worker, .exited(3), beforeReady: true)))
+        #expect(exited.end.words == "the plugin's worker exited 3 before it was ready")
     }
 
     @Test func shuttingDownStopsIdleWorkersAndTurnsCallsAway() async {

@@ -18,8 +18,8 @@ import Testing
         clock: any RunnerClock = ManualClock(), output: ChildProcess.Output = .keep(lastBytes: .max)
     ) -> ChildProcess {
         ChildProcess(
-            program: .path("/bin/sh"), arguments: ["-c", command], output: output, timeout: timeout,
-            killGrace: killGrace, clock: clock)
+            program: .path("/bin/sh"), arguments: ["-c", command], output: output,
+            teardown: Teardown(timeout: timeout, killGrace: killGrace), clock: clock)
     }
 
     @Test func anExitIsAResultWithItsCodeAndOutput() async {
@@ -81,7 +81,7 @@ import Testing
         #expect(ProcessGroups.isAlive(group: group), "nothing is killed before the grace period is over")
         clock.advance(by: 5)
         let outcome = await run.value
-        #expect(outcome.termination == .timedOut)
+        #expect(outcome.termination == .stopped(.timedOut(after: .seconds(10))))
         #expect(!ProcessGroups.isAlive(group: group))
     }
 
@@ -91,24 +91,22 @@ import Testing
             "trap '' TERM; sleep 30 & wait", timeout: .milliseconds(100), killGrace: .milliseconds(100),
             clock: SystemClock()
         ).run(onSpawn: { box.set($0) })
-        #expect(outcome.termination == .timedOut)
+        #expect(outcome.termination == .stopped(.timedOut(after: .milliseconds(100))))
         #expect(!ProcessGroups.isAlive(group: box.pid))
     }
 
-    @Test func anEndSeenAtOrAfterTheDeadlineIsATimeoutWhicheverWasHandledFirst() {
-        // A busy runner (its cooperative threads taken) can see a main process's end before its
-        // own timer fires, long after the deadline: the job still overran its timeout.
-        let deadline = Date(timeIntervalSince1970: 1_000)
-        let late = ChildProcess.Ended(status: .exited(0), output: [], at: deadline.addingTimeInterval(30))
-        #expect(ChildProcess.termination(of: late, stoppedBy: .exited, deadline: deadline) == .timedOut)
-        let onTime = ChildProcess.Ended(status: .exited(3), output: [], at: deadline.addingTimeInterval(-1))
-        #expect(ChildProcess.termination(of: onTime, stoppedBy: .exited, deadline: deadline) == .exited(3))
-        let unknown = ChildProcess.Ended(status: .signalled(9), output: [])
+    @Test func aProcessStoppedByThePolicyEndsAsStoppedElseAsItEnded() {
+        // The policy's watch decides (TeardownTests step it); the process's own end counts only
+        // when it finished first.
+        let ended = ChildProcess.Ended(status: .exited(3), output: [])
+        #expect(ChildProcess.termination(of: ended, watched: .finished(())) == .exited(3))
+        let killed = ChildProcess.Ended(status: .signalled(9), output: [])
+        #expect(ChildProcess.termination(of: killed, watched: .finished(())) == .signalled(9))
         #expect(
-            ChildProcess.termination(of: unknown, stoppedBy: .exited, deadline: deadline) == .signalled(9))
-        #expect(ChildProcess.termination(of: late, stoppedBy: .exited, deadline: nil) == .exited(0))
+            ChildProcess.termination(of: killed, watched: .stopped(.timedOut(after: .seconds(1))))
+                == .stopped(.timedOut(after: .seconds(1))))
         #expect(
-            ChildProcess.termination(of: onTime, stoppedBy: .interrupted, deadline: deadline) == .interrupted)
+            ChildProcess.termination(of: ended, watched: .stopped(.interrupted)) == .stopped(.interrupted))
     }
 
     @Test func aZeroGraceKillsAtOnce() async {
@@ -122,7 +120,7 @@ import Testing
         await ready.wait(for: "ready")
         await clock.waitForSleepers()
         clock.advance(by: 1)
-        #expect(await run.value.termination == .timedOut)
+        #expect(await run.value.termination == .stopped(.timedOut(after: .seconds(1))))
         #expect(!ProcessGroups.isAlive(group: box.pid))
     }
 
@@ -132,7 +130,7 @@ import Testing
         let run = Task { await child.run(onSpawn: { box.set($0) }) }
         let group = await box.spawned()
         run.cancel()
-        #expect(await run.value.termination == .interrupted)
+        #expect(await run.value.termination == .stopped(.interrupted))
         #expect(!ProcessGroups.isAlive(group: group))
     }
 
@@ -148,7 +146,7 @@ import Testing
         await clock.waitForSleepers()
         #expect(ProcessGroups.isAlive(group: box.pid))
         clock.advance(by: 5)
-        #expect(await run.value.termination == .interrupted)
+        #expect(await run.value.termination == .stopped(.interrupted))
         #expect(!ProcessGroups.isAlive(group: box.pid))
     }
 
@@ -159,7 +157,7 @@ import Testing
             withUnsafeCurrentTask { $0?.cancel() }
             return await shell("exit 0").run(in: slots, onSpawn: { box.set($0) })
         }
-        #expect(await run.value.termination == .interrupted)
+        #expect(await run.value.termination == .stopped(.interrupted))
         #expect(box.pid == 0, "no process was started")
     }
 

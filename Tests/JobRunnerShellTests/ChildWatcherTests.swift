@@ -71,7 +71,7 @@ import Testing
         .run()
         #expect(short.termination == .exited(5))
         long.cancel()
-        #expect(await long.value.termination == .interrupted)
+        #expect(await long.value.termination == .stopped(.interrupted))
     }
 
     @Test func aLeftoverThatWritesWithoutPauseDoesNotHoldUpTheEnd() async {

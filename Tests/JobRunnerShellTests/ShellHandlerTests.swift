@@ -82,7 +82,8 @@ let testSlots = ChildSlots(capacity: 64)
         let failed = await handler.run(scratch.request(.shell("exit 3")))
         #expect(failed.outcome == .failed)
         #expect(failed.exitCode == 3)
-        #expect(failed.reason == "exit:3")
+        #expect(failed.end == .exited(3))
+        #expect(failed.end.words == "exit:3")
         #expect(await handler.run(scratch.request(.shell("exit 75"))).outcome == .tempfail)
         let signalled = await handler.run(scratch.request(.shell("kill -9 $$")))
         #expect(signalled.outcome == .failed)
@@ -147,7 +148,13 @@ let testSlots = ChildSlots(capacity: 64)
             scratch.request(
                 .shell("head -c 1100000 /dev/zero | tr '\\0' 'x' | sed 's/^/k=/' >> \"$JOBRUNNER_OUTPUT\"")))
         #expect(result.outcome == .failed)
-        #expect(result.reason?.contains("outputs too large") == true)
+        guard case .refused(.outputsTooLarge(let written, AttemptFiles.outputLimit)) = result.end else {
+            Issue.record("expected outputs too large, got \(result.end)")
+            return
+        }
+        #expect(written > AttemptFiles.outputLimit)
+        #expect(result.end.words.hasPrefix("outputs too large: at least \(written) bytes"))
+        #expect(result.exitCode == 0, "the process exited 0; its outputs are refused")
     }
 
     @Test func controlFileSkipsAndSetsRetryAfter() async throws {
@@ -155,7 +162,7 @@ let testSlots = ChildSlots(capacity: 64)
         let skipped = await handler.run(
             scratch.request(.shell("echo 'skip=already deployed' >> \"$JOBRUNNER_CONTROL\"")))
         #expect(skipped.outcome == .skipped)
-        #expect(skipped.reason == "already deployed")
+        #expect(skipped.end == .skipped("already deployed"))
         let later = await handler.run(
             scratch.request(.shell("echo 'retry-after=90s' >> \"$JOBRUNNER_CONTROL\"; exit 1")))
         #expect(later.outcome == .failed)
@@ -171,7 +178,7 @@ let testSlots = ChildSlots(capacity: 64)
                     "printf 'x=1\\r\\ny=2\\r\\n' >> \"$JOBRUNNER_OUTPUT\"; printf 'skip=not today\\r\\nother=1\\r\\n' >> \"$JOBRUNNER_CONTROL\""
                 )))
         #expect(result.outputs == ["x": "1", "y": "2"])
-        #expect(result.reason == "not today")
+        #expect(result.end == .skipped("not today"))
     }
 
     /// A `retry-after=` that is no duration is ignored, as before, but the attempt's log says so
@@ -199,7 +206,8 @@ let testSlots = ChildSlots(capacity: 64)
             .shell("sleep 30 & echo started; wait"), timeout: .milliseconds(300), onSpawn: { box.set($0) })
         let result = await handler.run(request)
         #expect(result.outcome == .timeout)
-        #expect(result.reason == "timeout")
+        #expect(result.end == .timedOut(after: .milliseconds(300)))
+        #expect(result.end.words == "timeout after 300ms")
         #expect(!ProcessGroups.isAlive(group: box.pid), "no process of the job's group is left")
     }
 

@@ -16,7 +16,9 @@ struct WorkerProcessTests {
         let worker = try await Self.start("/bin/cat")
         for size in [0, 3, 100_000] {
             let frame = (0..<size).map { UInt8(truncatingIfNeeded: $0) }
-            #expect(await worker.exchange(frame, deadline: nil, killGrace: .zero) == .reply(frame))
+            #expect(
+                await worker.exchange(frame, deadline: nil, teardown: Teardown(killGrace: .zero))
+                    == .reply(frame))
         }
         worker.stop()
         #expect(await worker.termination == .exited(0), "cat exits when its input ends")
@@ -25,18 +27,20 @@ struct WorkerProcessTests {
     @Test func aWorkerThatDiesEndsTheExchangeWithHowItEnded() async throws {
         let worker = try await Self.start("/bin/sh", ["-c", "kill -SEGV $$"])
         #expect(
-            await worker.exchange([1, 2], deadline: nil, killGrace: .zero) == .ended(.signalled(SIGSEGV)))
+            await worker.exchange([1, 2], deadline: nil, teardown: Teardown(killGrace: .zero))
+                == .ended(.signalled(SIGSEGV)))
     }
 
     @Test func theDeadlineEndsTheWorkersGroup() async throws {
         let clock = ManualClock()
         // Reads nothing, answers nothing.
         let worker = try await Self.start("/bin/sleep", ["600"], clock: clock)
+        let teardown = Teardown(timeout: .seconds(5), killGrace: .zero)
         async let exchange = worker.exchange(
-            [1], deadline: clock.now().addingTimeInterval(5), killGrace: .zero)
+            [1], deadline: teardown.deadline(from: clock.now()), teardown: teardown)
         await clock.waitForSleepers()
         clock.advance(by: 5)
-        #expect(await exchange == .timedOut)
+        #expect(await exchange == .stopped(.timedOut(after: .seconds(5))))
         let ended = await worker.termination
         #expect(ended == .signalled(SIGTERM) || ended == .signalled(SIGKILL), "\(ended)")
     }

@@ -37,13 +37,14 @@ struct JobHandlers: JobHandler {
     /// The handlers of a real run, on the system clock. In-process plugin calls block the threads
     /// of `pluginThreads`, which the caller starts and stops; the shell handler and isolated plugin
     /// calls share one limit on child processes, made here, once per runner. The caller shuts
-    /// `workers` down when the run ends.
+    /// `workers` down when the run ends. `executable` is the `jobrunner` that isolated calls run
+    /// in (`plugin-worker`, `plugin-call`): this one, unless a test names the built binary.
     static func standard(
         plugins: PluginCatalog, pluginThreads: CallThreads, clock: any RunnerClock = SystemClock(),
         secrets: Secrets = Secrets(),
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        executable: String = PluginVetting.executable
     ) -> JobHandlers {
-        let executable = PluginVetting.executable
         let slots = ChildSlots(capacity: ChildSlots.defaultCapacity)
         let workers = PluginWorkerPool(
             capacity: PluginWorkerPool.capacity(
@@ -58,20 +59,19 @@ struct JobHandlers: JobHandler {
             inProcess: InProcessPluginHandler(catalog: plugins, threads: pluginThreads, clock: clock),
             pooled: PooledPluginHandler(catalog: plugins, pool: workers),
             isolated: IsolatedPluginHandler(catalog: plugins) {
-                arguments, input, identity, log, timeout, killGrace, onSpawn in
+                arguments, input, identity, log, teardown, onSpawn in
                 let child = ChildProcess(
                     program: .path(executable), arguments: arguments,
                     environment: ProcessInfo.processInfo.environment.merging(identity) { $1 }, input: input,
                     // One byte past the limit is enough to refuse a response that is too long.
                     output: .keep(lastBytes: PluginLimits.responseBytes + 1), errors: .appendToFile(log),
-                    timeout: timeout, killGrace: killGrace, clock: clock)
+                    teardown: teardown, clock: clock)
                 let outcome = await child.run(in: slots, onSpawn: onSpawn)
                 switch outcome.termination {
                 case .exited(let status): return .exited(status, output: outcome.output)
                 case .signalled(let signal): return .signalled(signal)
-                case .timedOut: return .timedOut
+                case .stopped(let stop): return .stopped(stop)
                 case .failedToStart(let why): return .failedToStart(why)
-                case .interrupted: return .interrupted
                 }
             }, workers: workers)
     }

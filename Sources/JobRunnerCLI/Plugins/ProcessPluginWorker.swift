@@ -24,16 +24,16 @@ final class ProcessPluginWorker: PluginWorker {
         }
     }
 
-    func exchange(_ request: [UInt8]?, deadline: Date?, killGrace: Duration) async -> PluginWorkerExchange {
-        switch await process.exchange(request, deadline: deadline, killGrace: killGrace) {
+    func exchange(_ request: [UInt8]?, deadline: Deadline?, teardown: Teardown) async -> PluginWorkerExchange
+    {
+        switch await process.exchange(request, deadline: deadline, teardown: teardown) {
         case .reply(let bytes): return .reply(bytes)
         case .ended(.exited(let status)): return .exited(status)
         case .ended(.signalled(let signal)): return .signalled(signal)
-        case .ended(.failedToStart(let why)): return .broken("could not start: \(why)")
-        case .timedOut: return .timedOut
-        case .interrupted: return .interrupted
+        case .ended(.failedToStart(let why)): return .failedToStart(why)
+        case .stopped(let stop): return .stopped(stop)
         case .tooLarge(let length):
-            return .broken("sent a response of \(length) bytes, more than \(WorkerFrames.maximumLength)")
+            return .tooLarge(length: length, limit: WorkerFrames.maximumLength)
         }
     }
 

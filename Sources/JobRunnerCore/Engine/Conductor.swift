@@ -182,7 +182,7 @@ public struct Conductor {
                 [
                     .attemptEnded(
                         jobID: order.jobID, attempt: order.attempt,
-                        AttemptResult(outcome: .interrupted, reason: "the runner stopped before it started"))
+                        AttemptResult(.interrupted(.runnerStoppedBeforeStart)))
                 ], in: order.runID, now: now)
         }
         return finish(now: now)

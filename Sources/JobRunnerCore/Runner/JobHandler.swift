@@ -29,33 +29,43 @@ public struct AttemptRequest: Sendable {
     }
 }
 
-/// How an attempt ended, as the handler saw it.
+/// How an attempt ended, as the handler saw it: its ``AttemptEnd`` (what happened and why) and
+/// what it handed back.
 public struct AttemptResult: Sendable, Hashable {
-    public var outcome: AttemptOutcome
+    /// How it ended, with its reason.
+    public var end: AttemptEnd
+    /// The exit status of the job's process: the one ``end`` gives (an exit, a plugin's process
+    /// that exited, 127 for a command that cannot start), or 0 for a shell job that exited 0 (a
+    /// success, a skip, outputs refused); nil when no process of the job's exited.
     public var exitCode: Int32?
-    public var signal: Int32?
-    /// Words for `status` and events: `exit:2`, `timeout`, `signal:9`, a skip reason, …
-    public var reason: String?
+    /// The outputs it handed back (`JOBRUNNER_OUTPUT`, a plugin's `outputs`).
     public var outputs: [String: String]
     /// A delay that replaces the backoff before the next attempt (`retry-after=`).
     public var retryAfter: Duration?
 
+    /// A result that ended as `end` says.
+    /// - Parameter exitCode: the exit status when `end` does not give it (a shell job's 0).
     public init(
-        outcome: AttemptOutcome, exitCode: Int32? = nil, signal: Int32? = nil, reason: String? = nil,
-        outputs: [String: String] = [:], retryAfter: Duration? = nil
+        _ end: AttemptEnd, exitCode: Int32? = nil, outputs: [String: String] = [:],
+        retryAfter: Duration? = nil
     ) {
-        self.outcome = outcome
-        self.exitCode = exitCode
-        self.signal = signal
-        self.reason = reason
+        self.end = end
+        self.exitCode = exitCode ?? end.exitCode
         self.outputs = outputs
         self.retryAfter = retryAfter
     }
 
-    public static let succeeded = AttemptResult(outcome: .succeeded, exitCode: 0)
+    /// What the runner makes of it.
+    public var outcome: AttemptOutcome { end.outcome }
+    /// The signal that ended the job's process, when one did.
+    public var signal: Int32? { end.signal }
 
+    /// A process that exited 0 with no outputs.
+    public static let succeeded = AttemptResult(.succeeded, exitCode: 0)
+
+    /// A process that exited with `exitCode`.
     public static func failed(exitCode: Int32) -> AttemptResult {
-        AttemptResult(outcome: .failed, exitCode: exitCode, reason: "exit:\(exitCode)")
+        AttemptResult(.exited(exitCode))
     }
 }
 

@@ -68,7 +68,7 @@ public struct MaskingHandler: JobHandler {
         let masker = secrets.masker
         guard !masker.isEmpty else { return result }
         var result = result
-        result.reason = result.reason.map(masker.mask)
+        result.end = result.end.mappingTexts(masker.mask)
         result.outputs = maskedOutputs(result.outputs, with: masker)
         if let log { maskFile(log, with: masker) }
         return result

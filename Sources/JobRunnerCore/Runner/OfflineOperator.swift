@@ -35,7 +35,7 @@ public enum OfflineOperator {
                 scheduler.handle(
                     .attemptEnded(
                         jobID: id, attempt: attempt.number,
-                        AttemptResult(outcome: .interrupted, reason: "its runner is gone")),
+                        AttemptResult(.interrupted(.runnerGone))),
                     now: now))
             return (
                 .applied("\(id) \(request.kind == .cancel ? "cancelled" : "skipped")"), decision, scheduler

@@ -172,7 +172,7 @@ extension Scheduler {
         attempt.finishedAt = now
         attempt.exitCode = result.exitCode
         attempt.signal = result.signal
-        attempt.reason = result.reason
+        attempt.reason = result.end.recordedReason
         record.exitCode = result.exitCode
         record.crashedInARow = 0
         if let reason = stopRequests.removeValue(forKey: jobID), result.outcome != .succeeded {
@@ -191,7 +191,7 @@ extension Scheduler {
             emit(
                 RunEvent(
                     time: now, run: run.id, job: jobID, attempt: number, kind: .failed,
-                    reason: EndReason(result).words, exitCode: result.exitCode))
+                    reason: result.end.words, exitCode: result.exitCode))
             record.uncountedAttempts += 1
             wait(&record, for: .internet, attempt: number, now: now)
             lanes.makeReady(job)
@@ -206,7 +206,7 @@ extension Scheduler {
                     .putOutputs(runID: run.id, jobID: jobID, occurrence: "", result.outputs))
             }
             record.state = result.outcome == .succeeded ? .succeeded : .skipped
-            record.reason = result.outcome == .skipped ? .ended(EndReason(result)) : nil
+            record.reason = result.outcome == .skipped ? .ended(EndReason(result.end)) : nil
             record.finishedAt = now
             commitFinal(record, job: job)
             for key in result.outputs.keys.sorted() {
@@ -228,10 +228,10 @@ extension Scheduler {
             emit(
                 RunEvent(
                     time: now, run: run.id, job: jobID, attempt: number, kind: .interrupted,
-                    reason: result.reason))
+                    reason: result.end.words))
             if !stopping { lanes.makeReady(job) }
         case .failed, .timeout, .tempfail:
-            let reason = EndReason(result)
+            let reason = EndReason(result.end)
             emit(
                 RunEvent(
                     time: now, run: run.id, job: jobID, attempt: number, kind: .failed, reason: reason.words,

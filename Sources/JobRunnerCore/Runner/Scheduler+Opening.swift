@@ -87,7 +87,7 @@ extension Scheduler {
             if var attempt = snapshot.attempts[jobID]?.last(where: { $0.outcome == nil }) {
                 attempt.outcome = .interrupted
                 attempt.finishedAt = now
-                attempt.reason = "the runner died while it ran"
+                attempt.reason = AttemptEnd.interrupted(.runnerDied).words
                 changes.append(.putAttempt(runID: run.id, attempt))
             }
         }

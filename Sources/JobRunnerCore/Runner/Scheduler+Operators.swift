@@ -18,7 +18,7 @@ extension Scheduler {
                 continue
             }
             lanes.attemptEnded(job)
-            let reason = "the runner died while it ran"
+            let reason = AttemptEnd.interrupted(.runnerDied).words
             attempt.outcome = .interrupted
             attempt.finishedAt = now
             attempt.reason = reason

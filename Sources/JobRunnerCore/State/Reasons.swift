@@ -41,8 +41,9 @@ public enum EndReason: Sendable, Hashable {
     case exit(Int32)
     /// The process was killed by this signal.
     case signal(Int32)
-    /// The attempt ran past the job's `timeout`.
-    case timeout
+    /// The attempt ran past the job's `timeout`, this long; nil in records of versions that did
+    /// not say how long.
+    case timeout(after: Duration?)
     /// The constraint's `satisfy` failed; the last line of its output (SPEC 5.6).
     case constraintFailed(constraint: String, lastLine: String)
     /// Runners died while this job's attempts ran, too often in a row (SPEC 5.9).
@@ -63,12 +64,14 @@ public enum EndReason: Sendable, Hashable {
     private static let replacedWords = "replaced by the next occurrence (overlap: replace)"
     private static let noNeedFailedWords = "when: failure, and no need failed"
 
-    /// The words of `status --json` and events: `exit:2`, `timeout`, `needs:ID`, …
+    /// The words of `status --json` and events: `exit:2`, `timeout after 30s`, `needs:ID`, …
+    /// An attempt's reasons are worded by ``AttemptEnd/words``.
     public var words: String {
         switch self {
-        case .exit(let code): "exit:\(code)"
-        case .signal(let signal): "signal:\(signal)"
-        case .timeout: "timeout"
+        case .exit(let code): AttemptEnd.exited(code).words
+        case .signal(let signal): AttemptEnd.signalled(signal).words
+        case .timeout(let timeout?): AttemptEnd.timedOut(after: timeout).words
+        case .timeout(nil): "timeout"
         case .constraintFailed(let name, let line): "constraint \(name) failed: \(line)"
         case .crashedTheRunner: "crashed the runner"
         case .blockedBy(let id): "needs:\(id)"
@@ -81,31 +84,16 @@ public enum EndReason: Sendable, Hashable {
         }
     }
 
-    /// How the reason of an attempt whose command could not be started begins (SPEC: reason
-    /// `cannot start: …`, exit code 127).
-    public static let cannotStartPrefix = "cannot start: "
-
-    /// The reason an attempt's result gives: its exit code or signal when it has one, else the
-    /// handler's words. A command that could not be started has exit code 127 and says why.
-    public init(_ result: AttemptResult) {
-        if result.exitCode == 127, let reason = result.reason, reason.hasPrefix(Self.cannotStartPrefix) {
-            self = .message(reason)
-            return
-        }
-        switch result.outcome {
-        case .timeout:
-            // A handler may say more than "timeout" (how long, what was left running).
-            self = result.reason.map { $0 == "timeout" ? .timeout : .message($0) } ?? .timeout
-        case .failed, .tempfail, .succeeded, .skipped, .interrupted:
-            if result.outcome != .skipped, let code = result.exitCode, code != 0 {
-                self = .exit(code)
-            } else if result.outcome != .skipped, let signal = result.signal,
-                result.reason == nil || result.reason == EndReason.signal(signal).words
-            {
-                self = .signal(signal)
-            } else {
-                self = .message(result.reason ?? result.outcome.rawValue)
-            }
+    /// The reason an attempt's end gives the job it decides: an exit, a signal or a timeout as
+    /// such, any other end as its words.
+    public init(_ end: AttemptEnd) {
+        switch end {
+        case .exited(let code): self = .exit(code)
+        case .signalled(let signal): self = .signal(signal)
+        case .timedOut(let timeout): self = .timeout(after: timeout)
+        case .succeeded, .skipped, .interrupted, .crashed, .pluginFailed, .pluginRetry, .refused,
+            .cannotStart:
+            self = .message(end.words)
         }
     }
 }
@@ -156,7 +144,7 @@ public enum JobReason: Sendable, Hashable {
 
     private static func endReason(_ words: String) -> EndReason {
         switch words {
-        case "timeout": return .timeout
+        case "timeout": return .timeout(after: nil)
         case "crashed the runner": return .crashedTheRunner
         case "cancelled by operator": return .cancelledByOperator
         case "skipped by operator": return .skippedByOperator
@@ -169,6 +157,11 @@ public enum JobReason: Sendable, Hashable {
                 return .signal(signal)
             }
             if let id = words.suffix(afterPrefix: "needs:") { return .blockedBy(id) }
+            if let timeout = words.suffix(afterPrefix: "timeout after ").flatMap(JobDuration.parse),
+                EndReason.timeout(after: timeout).words == words
+            {
+                return .timeout(after: timeout)
+            }
             if let rest = words.suffix(afterPrefix: "constraint "), let split = rest.range(of: " failed: ") {
                 return .constraintFailed(
                     constraint: String(rest[..<split.lowerBound]), lastLine: String(rest[split.upperBound...])
