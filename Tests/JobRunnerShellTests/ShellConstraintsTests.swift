@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import Synchronization
 import Testing
 
 @testable import JobRunnerShell
@@ -19,24 +20,34 @@ import Testing
         let constraint = ConstraintDefinition(
             name: "t", check: "false", satisfy: "echo interrupted one; sleep 600", workingDirectory: directory
         )
+        let ended = Flag()
         let satisfy = Task {
-            await ShellConstraints().satisfy(constraint, logPath: log, processPath: record)
+            defer { ended.set() }
+            return await ShellConstraints().satisfy(constraint, logPath: log, processPath: record)
         }
         // The shell writes the record before the command runs; nothing else tells it has begun.
-        #expect(await Self.appears(record))
+        // A loaded machine may start the task late: it is waited for, unless it ended without.
+        #expect(await Self.appears(record, unless: ended))
         satisfy.cancel()
         _ = await satisfy.value
         #expect(try String(contentsOfFile: log, encoding: .utf8) == "the one that failed\n")
     }
 
-    /// Whether a file exists within a minute, looked for from a thread of its own.
-    static func appears(_ path: String) async -> Bool {
+    /// Whether a file appears before `ended` is set, looked for from a thread of its own (the
+    /// task that makes it may wait for the cooperative pool).
+    static func appears(_ path: String, unless ended: Flag) async -> Bool {
         await withCheckedContinuation { continuation in
             Thread {
-                let deadline = Date().addingTimeInterval(60)
-                while !FileManager.default.fileExists(atPath: path) && Date() < deadline { usleep(10_000) }
+                while !FileManager.default.fileExists(atPath: path) && !ended.isSet { usleep(10_000) }
                 continuation.resume(returning: FileManager.default.fileExists(atPath: path))
             }.start()
         }
+    }
+
+    /// Set once, read from any thread.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .sequentiallyConsistent) }
+        var isSet: Bool { value.load(ordering: .sequentiallyConsistent) }
     }
 }
