@@ -499,8 +499,9 @@ extension Runner {
             guard let record = timetable.record(jobID), record.lastResult == .succeeded,
                 let runID = record.lastRunID
             else { return nil }
-            // An unreadable run (pruned, or a store error) gives nothing rather than stopping.
-            let values = (try? runner.store.snapshot(runID: runID))??.outputs[jobID] ?? [:]
+            // Read before the loop began (store reads are async); a run unreadable then (pruned,
+            // or a store error) gives nothing rather than stopping.
+            let values = runner.outputsReadEarlier(runID: runID, jobID: jobID)
             occurrenceOutputs[jobID] = values
             return values
         }
@@ -742,17 +743,28 @@ extension Runner {
             }
         }
 
-        /// Suspensions and operator requests as the store holds them now.
+        /// Suspensions and operator requests as the store holds them now, read by a task (store
+        /// reads are async) that hands them back as messages, as the store check always did.
         private func readStore() {
-            do {
-                let suspended = try runner.store.pipelines().mapValues(\.suspended)
-                takeEverywhere([.suspensions(suspended)])
-                for runID in [main.run.id] + occurrenceRuns.keys.sorted() {
-                    let requests = try runner.store.requests(runID: runID)
-                    if !requests.isEmpty { take([.operatorRequests(requests, stored: true)], in: runID) }
+            let store = runner.store.base
+            let mailbox = runner.mailbox
+            let logger = runner.logger
+            let runIDs = [main.run.id] + occurrenceRuns.keys.sorted()
+            // Unstructured: it only reads and posts messages; one that ends after the loop posts
+            // to nobody. A request read twice (two pokes) is applied once (its id is kept).
+            Task {
+                do {
+                    let suspended = try await store.pipelines().mapValues(\.suspended)
+                    mailbox.yield(.broadcast(.suspensions(suspended)))
+                    for runID in runIDs {
+                        let requests = try await store.requests(runID: runID)
+                        if !requests.isEmpty {
+                            mailbox.yield(.input(run: runID, .operatorRequests(requests, stored: true)))
+                        }
+                    }
+                } catch {
+                    logger.warning("cannot read operator requests", metadata: ["error": "\(error)"])
                 }
-            } catch {
-                runner.logger.warning("cannot read operator requests", metadata: ["error": "\(error)"])
             }
         }
 
