@@ -12,6 +12,13 @@ public struct RunView: Sendable {
         /// and for one that waits for a slot in a run no runner works on: it starts at the
         /// next `jobrunner run`.
         public var waitingFor: WaitingReason?
+
+        public init(record: JobRecord, state: JobState, reason: JobReason?, waitingFor: WaitingReason?) {
+            self.record = record
+            self.state = state
+            self.reason = reason
+            self.waitingFor = waitingFor
+        }
     }
 
     /// A pipeline the run uses or declares, or one an operator suspended.
@@ -21,6 +28,13 @@ public struct RunView: Sendable {
         public var maxConcurrent: Int
         public var suspended: Int
         public var running: Int
+
+        public init(name: String, maxConcurrent: Int, suspended: Int, running: Int) {
+            self.name = name
+            self.maxConcurrent = maxConcurrent
+            self.suspended = suspended
+            self.running = running
+        }
     }
 
     /// Every job's state, and the records of the listed jobs.
