@@ -2,7 +2,6 @@ public import ArgumentParser
 import Foundation
 import Glibc
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// The `jobrunner` command line.
 public struct JobRunnerCommand: AsyncParsableCommand {
@@ -86,12 +85,13 @@ struct GlobalOptions: ParsableArguments {
             "The state directory (default: $JOBRUNNER_STATE, else ./.jobrunner).", valueName: "dir"))
     var state: String?
 
-    /// The state directory chosen by `--state`, `$JOBRUNNER_STATE`, or the default.
-    var stateDirectory: StateDirectory {
+    /// The state directory chosen by `--state`, `$JOBRUNNER_STATE`, or the default, and the
+    /// store in it.
+    var stateDirectory: StoreOpener {
         let environment = ProcessInfo.processInfo.environment["JOBRUNNER_STATE"].flatMap {
             $0.isEmpty ? nil : $0
         }
-        return StateDirectory(path: state ?? environment ?? ".jobrunner")
+        return StoreOpener(path: state ?? environment ?? ".jobrunner")
     }
 }
 

@@ -11,6 +11,9 @@ struct Tables {
     var pipelines: MDB_dbi = 0
     var requests: MDB_dbi = 0
     var schedules: MDB_dbi = 0
+    /// The committed events, a row per commit (``EventRows``); nil in a database opened for
+    /// reading that was written before it had them.
+    var events: MDB_dbi?
 }
 
 /// An open LMDB environment. Transactions live only inside `read` and `write` closures, so
@@ -92,6 +95,13 @@ final class Environment: @unchecked Sendable {
         tables.pipelines = try txn.open("pipelines", creating: creating)
         tables.requests = try txn.open("requests", creating: creating)
         tables.schedules = try txn.open("schedules", creating: creating)
+        // Came without a schema change: a database written before has none until a writer
+        // opens it, and reads as having no events meanwhile.
+        do {
+            tables.events = try txn.open("events", creating: creating)
+        } catch  where !creating && error.code == MDB_NOTFOUND {
+            tables.events = nil
+        }
         return tables
     }
 
@@ -254,6 +264,42 @@ struct Transaction: ~Copyable {
             let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
             guard keyBytes.starts(with: prefix) else { return }
             try visit(keyBytes, UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+            code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }
+    }
+
+    /// The first or the last key of a table, nil when it is empty.
+    func edgeKey(_ dbi: MDB_dbi, last: Bool) throws(LMDBError) -> [UInt8]? {
+        var cursor: OpaquePointer?
+        try LMDBError.check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        let code = mdb_cursor_get(cursor, &key, &value, last ? MDB_LAST : MDB_FIRST)
+        if code == MDB_NOTFOUND { return nil }
+        try LMDBError.check(code, "mdb_cursor_get")
+        return Self.bytes(key)
+    }
+
+    /// The key/value pairs from the first key at or after `start` on, in key order, while
+    /// `visit` returns true.
+    func scan(
+        _ dbi: MDB_dbi, from start: [UInt8],
+        _ visit: (_ key: [UInt8], _ value: [UInt8]) throws(LMDBError) -> Bool
+    ) throws(LMDBError) {
+        var cursor: OpaquePointer?
+        try LMDBError.check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var first = start
+        var key = MDB_val()
+        var value = MDB_val()
+        var code: Int32 = first.withUnsafeMutableBytes { bytes in
+            key = MDB_val(mv_size: bytes.count, mv_data: bytes.baseAddress)
+            return mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
+        }
+        while code == 0 {
+            guard try visit(Self.bytes(key), Self.bytes(value)) else { return }
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
         if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }

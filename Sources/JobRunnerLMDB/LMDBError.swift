@@ -23,21 +23,24 @@ struct LMDBError: Error, CustomStringConvertible {
         case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_VERSION_MISMATCH, MDB_PANIC:
             return StoreError(
                 .corrupt,
-                "the state database in \(path) is damaged (\(self)); move the directory aside to start afresh, or restore it from a backup"
-            )
+                "the state database in \(path) is damaged (\(self)); move the directory aside to start afresh, or restore it from a backup",
+                cause: self)
         case MDB_MAP_FULL:
             return StoreError(
-                .io, "the state database in \(path) is full (\(self)); remove old runs or move it aside")
+                .io, "the state database in \(path) is full (\(self)); remove old runs or move it aside",
+                cause: self)
         case EACCES, EPERM, EROFS:
             return StoreError(
                 .unusable,
-                "cannot use the state directory \(path) (\(self)); check its permissions or pass --state DIR")
+                "cannot use the state directory \(path) (\(self)); check its permissions or pass --state DIR",
+                cause: self)
         case ENOTDIR, EEXIST:
             return StoreError(
                 .unusable,
-                "the state path \(path) is not a directory (\(self)); pass --state DIR with a directory")
+                "the state path \(path) is not a directory (\(self)); pass --state DIR with a directory",
+                cause: self)
         default:
-            return StoreError(.io, "cannot use the state database in \(path) (\(self))")
+            return StoreError(.io, "cannot use the state database in \(path) (\(self))", cause: self)
         }
     }
 }

@@ -19,7 +19,7 @@ extension LMDBQueueStore {
     /// writes it is read whole, by `JSONDecoder` if need be. Only the attempts without an
     /// outcome are read. Rows read ahead (``readAhead()``) are taken instead when nothing was
     /// committed since they were read.
-    public func resumableRun(runID: String, plan: RunPlan) throws(StoreError) -> ResumableRun? {
+    public func resumableRun(runID: String, plan: RunPlan) async throws(StoreError) -> ResumableRun? {
         let ahead = rowsReadAhead.withLock { rows in
             defer { rows = nil }
             return rows

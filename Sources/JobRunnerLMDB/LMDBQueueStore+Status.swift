@@ -2,27 +2,16 @@ import CLMDB
 import Foundation
 import JobRunnerCore
 
-/// What `status` reads of a run: every job's state, found in each stored record's bytes, and
-/// the whole records of only the jobs it lists. A finished 100,000-job run is shown without
-/// decoding 100,000 records.
-public struct RunOverview: Sendable, Hashable {
-    public var run: RunRecord
-    /// Every job's state, by job id.
-    public var states: [String: JobState]
-    /// The records of the jobs asked for, by job id.
-    public var jobs: [String: JobRecord]
-    /// The outputs of the jobs asked for, when asked for.
-    public var outputs: [String: [String: String]]
-}
-
 extension LMDBQueueStore {
-    /// A run's overview, or nil when there is no such run.
+    /// A run's overview, or nil when there is no such run: every job's state is found in its
+    /// stored record's bytes (``RecordJSON/state(in:)``), and only the listed jobs' records are
+    /// decoded, so a finished 100,000-job run is shown without decoding 100,000 records.
     /// - Parameters:
     ///   - listing: which jobs to read whole, by state and the run they are in.
     ///   - withOutputs: whether to read the listed jobs' outputs too.
-    public func overview(runID: String, listing: (JobState, RunRecord) -> Bool, withOutputs: Bool = false)
-        throws(StoreError) -> RunOverview?
-    {
+    public func overview(
+        runID: String, listing: @escaping @Sendable (JobState, RunRecord) -> Bool, withOutputs: Bool = false
+    ) async throws(StoreError) -> RunOverview? {
         try reading { txn, tables, decoder in
             guard let runBytes = try txn.get(tables.runs, key: StoreKey.run(runID)) else { return nil }
             var overview = RunOverview(

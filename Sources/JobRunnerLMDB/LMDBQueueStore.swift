@@ -7,18 +7,30 @@ import Synchronization
 ///
 /// One writer thread owns every write transaction. Submissions queue up while a commit's
 /// fsync is in flight and are then committed together in one transaction (group commit), in
-/// submission order; each completion runs only after its changes are durable.
+/// submission order, with their events; each completion runs only after its changes are
+/// durable.
+///
+/// Its claim is the runner lock: the process that commits to runs holds the state directory's
+/// `flock` (``StateDirectory/lockForRunner(whileWaiting:)``), so no other process's runner
+/// commits beside it; within the process, the store refuses a commit under any claim but the
+/// latest it granted, by a comparison in memory.
 public final class LMDBQueueStore: QueueStore, Sendable {
     /// The schema this build reads and writes.
     public static let schemaVersion = 1
 
     let environment: Environment
-    private let writer: GroupCommitWriter
+    let writer: GroupCommitWriter
     /// Whether it reads without LMDB's lock file (`MDB_NOLOCK`): safe only while no runner
     /// writes, which a reader that goes on reading must check again (``StateDirectory``).
     public let readsWithoutLockFile: Bool
     /// The current run's rows as ``readAhead()`` read them, until resuming takes them.
     let rowsReadAhead = Mutex<RowsReadAhead?>(nil)
+    /// Checked before each read of a store that reads without LMDB's lock file: it fails while
+    /// a runner writes (``StateDirectory/openStoreForReading()``).
+    private let readGuard: (@Sendable () throws(StoreError) -> Void)?
+    /// How long a reader following the events waits before it looks again, when no commit of
+    /// this process woke it: commits of other processes are not heard.
+    static let eventPollInterval = Duration.milliseconds(200)
 
     /// Transactions committed by the writer; for benchmarks and tests of group commit.
     public var transactionCount: Int { writer.transactionCount }
@@ -32,19 +44,25 @@ public final class LMDBQueueStore: QueueStore, Sendable {
 
     /// Opens the existing database in `directory` for reading only: nothing is created or
     /// written (submissions fail), so it can be on read-only media.
-    /// - Parameter withoutLockFile: opens it without LMDB's lock file (`MDB_NOLOCK`), for one
-    ///   that cannot be written; only safe while no runner writes to the database.
-    public convenience init(readingOnly directory: String, withoutLockFile: Bool) throws(StoreError) {
+    /// - Parameters:
+    ///   - withoutLockFile: opens it without LMDB's lock file (`MDB_NOLOCK`), for one that
+    ///     cannot be written; only safe while no runner writes to the database.
+    ///   - checkBeforeEachRead: called before each read; its error is the read's.
+    public convenience init(
+        readingOnly directory: String, withoutLockFile: Bool,
+        checkBeforeEachRead: (@Sendable () throws(StoreError) -> Void)? = nil
+    ) throws(StoreError) {
         try self.init(
             directory: directory, mapSize: 8 << 30, failsAfterWritingAhead: false,
-            access: .readOnly(withoutLockFile: withoutLockFile))
+            access: .readOnly(withoutLockFile: withoutLockFile), readGuard: checkBeforeEachRead)
     }
 
     /// - Parameter failsAfterWritingAhead: for the crash tests, see ``GroupCommitWriter``.
     init(
         directory: String, mapSize: Int, failsAfterWritingAhead: Bool,
-        access: Environment.Access = .readWrite
+        access: Environment.Access = .readWrite, readGuard: (@Sendable () throws(StoreError) -> Void)? = nil
     ) throws(StoreError) {
+        self.readGuard = readGuard
         readsWithoutLockFile = access == .readOnly(withoutLockFile: true)
         if access == .readWrite {
             do {
@@ -54,8 +72,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             } catch {
                 throw StoreError(
                     .unusable,
-                    "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory"
-                )
+                    "cannot create the state database directory \(directory) (\(error.localizedDescription)); pass --state DIR with a writable directory",
+                    cause: error)
             }
         }
         try DataFileCheck.verify(directory + "/data.mdb")
@@ -118,16 +136,29 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError(.io, "\(error)")
+            throw StoreError(.io, "\(error)", cause: error)
         }
     }
 
     // MARK: Writing
 
+    public func claim(owner: String) async throws(StoreError) -> StoreClaim {
+        writer.grantClaim(owner: owner)
+    }
+
     public func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], under claim: StoreClaim,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
-        writer.submit(changes, completion: completion)
+        writer.submit(changes, claim: claim, completion: completion)
+    }
+
+    public func post(_ requests: [OperatorRequest], runID: String) async throws(StoreError) {
+        try await writer.commit(requests.map { .putRequest(runID: runID, $0) }, claim: nil)
+    }
+
+    public func prune(runs ids: [String]) async throws(StoreError) {
+        try await writer.commit(ids.map(StoreChange.deleteRun), claim: nil)
     }
 
     // MARK: Reading
@@ -135,6 +166,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     func reading<Result>(_ body: (borrowing Transaction, Tables, JSONDecoder) throws -> Result)
         throws(StoreError) -> Result
     {
+        try readGuard?()
         let tables = environment.tables
         let decoder = JSONDecoder()
         do {
@@ -152,19 +184,27 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    public func currentRunID() throws(StoreError) -> String? {
+    public func currentRunID() async throws(StoreError) -> String? {
         try reading { txn, tables, _ in
             try txn.get(tables.meta, key: StoreKey.currentRun).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
-    public func snapshot(runID: String) throws(StoreError) -> RunSnapshot? {
+    public func run(id: String) async throws(StoreError) -> RunRecord? {
+        try reading { txn, tables, decoder in
+            try txn.get(tables.runs, key: StoreKey.run(id)).map { bytes throws(LMDBError) in
+                try Self.decodeRun(bytes, decoder)
+            }
+        }
+    }
+
+    public func snapshot(runID: String) async throws(StoreError) -> RunSnapshot? {
         try snapshot(runID: runID, openAttemptsOnly: false)
     }
 
     /// Reads the attempts of the run that have an outcome no further than their bytes: a
     /// resumed 100,000-job run has up to 100,000 of them, and only the open ones matter.
-    public func resumableSnapshot(runID: String) throws(StoreError) -> RunSnapshot? {
+    public func resumableSnapshot(runID: String) async throws(StoreError) -> RunSnapshot? {
         try snapshot(runID: runID, openAttemptsOnly: true)
     }
 
@@ -212,7 +252,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         return (attempts, outputs)
     }
 
-    public func runs() throws(StoreError) -> [RunRecord] {
+    public func runs() async throws(StoreError) -> [RunRecord] {
         try reading { txn, tables, decoder in
             var result: [RunRecord] = []
             try txn.scanInPlace(tables.runs, prefix: []) { _, value throws(LMDBError) in
@@ -222,7 +262,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    public func pipelines() throws(StoreError) -> [String: PipelineRecord] {
+    public func pipelines() async throws(StoreError) -> [String: PipelineRecord] {
         try reading { txn, tables, decoder in
             var result: [String: PipelineRecord] = [:]
             try txn.scan(tables.pipelines, prefix: []) { _, value throws(LMDBError) in
@@ -233,7 +273,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    public func schedules() throws(StoreError) -> [String: ScheduleRecord] {
+    public func schedules() async throws(StoreError) -> [String: ScheduleRecord] {
         try reading { txn, tables, decoder in
             var result: [String: ScheduleRecord] = [:]
             try txn.scan(tables.schedules, prefix: []) { _, value throws(LMDBError) in
@@ -244,7 +284,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
-    public func requests(runID: String) throws(StoreError) -> [OperatorRequest] {
+    public func requests(runID: String) async throws(StoreError) -> [OperatorRequest] {
         try reading { txn, tables, decoder in
             var result: [OperatorRequest] = []
             try txn.scan(tables.requests, prefix: StoreKey.runPrefix(runID)) { _, value throws(LMDBError) in
@@ -254,14 +294,25 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         }
     }
 
+    public func outputs(of jobs: [JobInRun]) async throws(StoreError) -> [JobInRun: [String: String]] {
+        try reading { txn, tables, decoder in
+            var found: [JobInRun: [String: String]] = [:]
+            for job in jobs {
+                let key = StoreKey.job(runID: job.runID, jobID: job.jobID, occurrence: "")
+                guard let bytes = try txn.get(tables.outputs, key: key) else { continue }
+                found[job] = try Self.decode([String: String].self, bytes, decoder)
+            }
+            return found
+        }
+    }
+
     public func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void)
-        throws(StoreError)
-        -> PipelineRecord
+        async throws(StoreError) -> PipelineRecord
     {
         let tables = environment.tables
         do {
             // LMDB serialises write transactions across processes, so this read-modify-write
-            // cannot interleave with another runner's or command's.
+            // cannot interleave with another runner's or command's. Its event goes with it.
             return try environment.write { txn throws(LMDBError) in
                 var record = PipelineRecord(name: name)
                 if let bytes = try txn.get(tables.pipelines, key: StoreKey.pipeline(name)) {
@@ -275,6 +326,12 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                     throw LMDBError(code: EINVAL, operation: "encoding a pipeline record (\(error))")
                 }
                 try txn.put(tables.pipelines, key: StoreKey.pipeline(name), value: Array(encoded))
+                if let table = tables.events {
+                    var events = CommittedEvent.Batch(committedAt: Date())
+                    events.add(.putPipeline(record))
+                    var rows = EventRows()
+                    try rows.append(&events, in: txn, table: table)
+                }
                 return record
             }
         } catch {
@@ -312,150 +369,6 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             return try decoder.decode(type, from: Data(bytes))
         } catch {
             throw LMDBError(code: MDB_CORRUPTED, operation: "decoding a stored \(type) (\(error))")
-        }
-    }
-}
-
-/// The one thread that writes: takes everything submitted while the last commit ran and
-/// commits it in one transaction (a large run's opening: see `writeAhead`).
-final class GroupCommitWriter: @unchecked Sendable {
-    // @unchecked: `pending`, `closed` and `transactions` are guarded by `condition`.
-    struct Submission {
-        let changes: [StoreChange]
-        let completion: @Sendable (Result<Void, StoreError>) -> Void
-    }
-
-    let environment: Environment
-    /// For the crash tests: the transaction after the rows written ahead fails, as if the
-    /// runner died before it.
-    private let failsAfterWritingAhead: Bool
-    private let condition = NSCondition()
-    private var pending: [Submission] = []
-    private var closed = false
-    private var transactions = 0
-
-    /// How often the writer lets go of the data file's mapped pages (``MappedPages``). A
-    /// commit maps about a megabyte: each page it reads maps its 64 KiB neighbourhood too
-    /// (the kernel's fault-around), and a run's rows lie all over the file. A release costs
-    /// tens of microseconds and the page faults after it about as much, against a commit's
-    /// millisecond or more.
-    static let commitsBetweenReleases = 4
-    static let rowsThatRelease = 4096
-
-    init(environment: Environment, failsAfterWritingAhead: Bool = false) {
-        self.environment = environment
-        self.failsAfterWritingAhead = failsAfterWritingAhead
-    }
-
-    var transactionCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return transactions
-    }
-
-    func start() {
-        // The thread holds the writer (not the store), so the store can go away and close it.
-        let thread = Thread { self.run() }
-        thread.name = "jobrunner-store-writer"
-        thread.start()
-    }
-
-    func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
-    ) {
-        condition.lock()
-        if closed {
-            condition.unlock()
-            completion(.failure(StoreError(.io, "the store is closed")))
-            return
-        }
-        pending.append(Submission(changes: changes, completion: completion))
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func run() {
-        let encoder = JSONEncoder()
-        while true {
-            condition.lock()
-            while pending.isEmpty && !closed { condition.wait() }
-            if pending.isEmpty && closed {
-                condition.unlock()
-                return
-            }
-            let batch = pending
-            pending = []
-            condition.unlock()
-
-            let result: Result<Void, StoreError>
-            do {
-                try write(batch, encoder: encoder)
-                result = .success(())
-            } catch let error as LMDBError {
-                result = .failure(error.storeError(path: environment.path))
-            } catch {
-                result = .failure(StoreError(.io, "cannot encode state: \(error)"))
-            }
-            condition.lock()
-            transactions += 1
-            let committed = transactions
-            condition.unlock()
-            for submission in batch { submission.completion(result) }
-            // Every so many commits, and after one of many rows (a run's opening), the pages
-            // they read stop counting in the runner's memory.
-            let rows = batch.reduce(0) { $0 + $1.changes.count }
-            if committed % Self.commitsBetweenReleases == 0 || rows >= Self.rowsThatRelease {
-                environment.releaseMappedPages()
-            }
-        }
-    }
-    private func write(_ batch: [Submission], encoder: JSONEncoder) throws {
-        let tables = environment.tables
-        // The run whose new jobs were written ahead, if any: only its rows are skipped below
-        // (an occurrence opened in the same batch keeps its own).
-        let aheadRunID = try largeOpening(in: batch).flatMap { jobs throws(LMDBError) in
-            try writeAhead(jobs, batch: batch, tables: tables) ? jobs.runID : nil
-        }
-        if aheadRunID != nil, failsAfterWritingAhead {
-            throw LMDBError(code: EIO, operation: "the commit after the rows written ahead (a test's crash)")
-        }
-        var rows = BatchRows(
-            tables: tables, encoder: encoder, count: batch.reduce(0) { $0 + $1.changes.count })
-        do {
-            try environment.write { txn throws(LMDBError) in
-                if aheadRunID != nil { try txn.delete(tables.meta, key: StoreKey.openingRun) }
-                // Last first: the submissions in reverse, each one's changes in reverse (not
-                // flattened into one array, which would copy every change of a run's opening).
-                for submission in batch.reversed() {
-                    for change in submission.changes.reversed() {
-                        guard case .putNewJobs(let jobs) = change else {
-                            try rows.write(change, isNewJob: false, in: txn)
-                            continue
-                        }
-                        // Written ahead: no record is made for them.
-                        if jobs.runID == aheadRunID { continue }
-                        // Each one made as it is written.
-                        for position in jobs.indices.reversed() {
-                            try rows.write(
-                                .putJob(runID: jobs.runID, jobs[position]), isNewJob: true, in: txn)
-                        }
-                    }
-                }
-                for runID in rows.pruned {
-                    try txn.delete(tables.runs, key: StoreKey.run(runID))
-                    try Self.deleteRows(of: runID, in: txn, tables)
-                }
-            }
-        } catch {
-            if let failure = rows.failure { throw failure }
-            throw error
         }
     }
 }

@@ -15,22 +15,14 @@ public struct StateDirectory: Sendable {
     }
 
     public var databasePath: String { path + "/db" }
-    public var logsPath: String { path + "/" + Self.logsFolder }
+    public var logsPath: String { logs.logsPath }
     /// The folder of attempt logs, relative to the state directory, as attempt records store it.
-    public static let logsFolder = "logs"
+    public static let logsFolder = LogLocation.folder
+    /// Where the attempt logs are, for the read model.
+    public var logs: LogLocation { LogLocation(stateDirectory: path) }
 
-    /// An attempt log's path as stored, made usable: a relative one is under this directory; an
-    /// absolute one (stored by earlier versions) is taken as is while it exists, else looked for
-    /// at the same place under this directory's `logs` (the state directory was moved).
-    public func resolveLogPath(_ stored: String) -> String {
-        guard stored.hasPrefix("/") else { return path + "/" + stored }
-        if FileManager.default.fileExists(atPath: stored) { return stored }
-        let parts = stored.split(separator: "/").map(String.init)
-        if let index = parts.lastIndex(of: Self.logsFolder) {
-            return ([logsPath] + parts[(index + 1)...]).joined(separator: "/")
-        }
-        return stored
-    }
+    /// An attempt log's path as stored, made usable (``LogLocation/resolve(_:)``).
+    public func resolveLogPath(_ stored: String) -> String { logs.resolve(stored) }
     public var lockPath: String { path + "/runner.lock" }
     /// The file whose flock operator commands hold while they act, and runners while they take
     /// the runner lock: an operator command never holds the runner lock, so it is never taken
@@ -57,8 +49,8 @@ public struct StateDirectory: Sendable {
         } catch {
             throw StoreError(
                 .unusable,
-                "cannot create the state directory \(path): \(Self.whyNotCreated(path)); pass --state DIR with a writable directory"
-            )
+                "cannot create the state directory \(path): \(Self.whyNotCreated(path)); pass --state DIR with a writable directory",
+                cause: error)
         }
         do {
             let ownerOnly: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
@@ -73,8 +65,8 @@ public struct StateDirectory: Sendable {
         } catch {
             throw StoreError(
                 .unusable,
-                "cannot create the logs directory \(logsPath): \(Self.whyNotCreated(logsPath)); check the permissions of \(path) or pass --state DIR"
-            )
+                "cannot create the logs directory \(logsPath): \(Self.whyNotCreated(logsPath)); check the permissions of \(path) or pass --state DIR",
+                cause: error)
         }
     }
 
@@ -146,7 +138,7 @@ public struct StateDirectory: Sendable {
     /// An operator command at work (``lockForOperator(whileWaiting:)``) is waited for first,
     /// `whileWaiting` called once if it must be: such a command is short, and a runner that
     /// started meanwhile would resume the run it is changing.
-    public func lockForRunner(whileWaiting: () -> Void = {}) throws(StoreError) -> RunnerLock {
+    public func lockForRunner(whileWaiting: () -> Void = {}) throws(StoreError) -> DirectoryLock {
         let operatorLock = takeOperatorLock(whileWaiting: whileWaiting)
         defer { if operatorLock >= 0 { close(operatorLock) } }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -177,7 +169,7 @@ public struct StateDirectory: Sendable {
             _ = ftruncate(pidFile, 0)
             _ = text.withUnsafeBytes { pwrite(pidFile, $0.baseAddress, $0.count, 0) }
         }
-        return RunnerLock(fd: fd)
+        return DirectoryLock(fd: fd)
     }
 
     /// Takes the operator lock for an operator command (`retry`, `skip`, `cancel`), waiting for
@@ -259,7 +251,15 @@ public struct StateDirectory: Sendable {
         if !lockUsable && errno == ENOENT { lockUsable = access(databasePath, W_OK) == 0 }
         let lockError = errno
         if !lockUsable { try refuseReadingWithoutLockFile(because: String(cString: strerror(lockError))) }
-        return try LMDBQueueStore(readingOnly: databasePath, withoutLockFile: !lockUsable)
+        // A reader that goes on reading (`wait`, `logs -f`) asks again before each read: a
+        // runner may start meanwhile.
+        let directory = self
+        var check: (@Sendable () throws(StoreError) -> Void)?
+        if !lockUsable {
+            check = { () throws(StoreError) in try directory.refuseReadingWithoutLockFile() }
+        }
+        return try LMDBQueueStore(
+            readingOnly: databasePath, withoutLockFile: !lockUsable, checkBeforeEachRead: check)
     }
 
     /// Fails with a sentence when a runner works on the directory: a store that reads without
@@ -315,29 +315,4 @@ public struct StateDirectory: Sendable {
             }.start()
         }
     }
-}
-
-/// The runner lock; released when this value goes away.
-public final class RunnerLock: Sendable {
-    private let fd: Int32
-    init(fd: Int32) { self.fd = fd }
-    deinit { close(fd) }
-}
-
-/// An operator command's hold on the state directory (``StateDirectory/lockForOperator(whileWaiting:)``):
-/// whether a runner works on it, and its pid; released when this value goes away.
-public final class OperatorLock: Sendable {
-    private let fd: Int32
-    /// Whether a runner held the runner lock when this lock was taken; when not, none starts
-    /// before this lock is released.
-    public let runnerWorks: Bool
-    /// The runner's pid, if it works and its pid file could be read.
-    public let runnerPID: Int32?
-
-    init(fd: Int32, runnerWorks: Bool, runnerPID: Int32?) {
-        self.fd = fd
-        self.runnerWorks = runnerWorks
-        self.runnerPID = runnerPID
-    }
-    deinit { close(fd) }
 }

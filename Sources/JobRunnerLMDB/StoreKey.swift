@@ -50,6 +50,20 @@ enum StoreKey {
         return key
     }
 
+    /// An events row: the sequence number of its last event, big-endian, so rows sort by it.
+    static func event(_ sequence: UInt64) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(8)
+        appendBigEndian(sequence, to: &key)
+        return key
+    }
+
+    /// The sequence number an events row's key holds; nil for a key that is none.
+    static func eventSequence(_ key: [UInt8]) -> UInt64? {
+        guard key.count == 8 else { return nil }
+        return key.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
     static let schemaVersion: [UInt8] = Array("schemaVersion".utf8)
     static let currentRun: [UInt8] = Array("currentRun".utf8)
     /// The run whose job rows are being written ahead of its opening's commit.

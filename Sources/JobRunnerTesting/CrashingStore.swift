@@ -21,13 +21,14 @@ public final class CrashingStore: ForwardingStore {
     }
 
     public func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], under claim: StoreClaim,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         if state.withLock({ $0.crashed }) {
             completion(.failure(StoreError(.io, "the runner was killed")))
             return
         }
-        inner.submit(changes) { result in
+        inner.submit(changes, under: claim) { result in
             if case .success = result, self.isLast(changes) { self.crash() }
             completion(result)
         }

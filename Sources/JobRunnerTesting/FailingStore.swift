@@ -18,12 +18,13 @@ public final class FailingStore: ForwardingStore {
     }
 
     public func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], under claim: StoreClaim,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         if let error = failure.withLock({ $0 }) {
             completion(.failure(error))
             return
         }
-        inner.submit(changes, completion: completion)
+        inner.submit(changes, under: claim, completion: completion)
     }
 }

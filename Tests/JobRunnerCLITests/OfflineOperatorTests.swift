@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import JobRunnerCore
 import JobRunnerLMDB
 import Testing
 
@@ -102,20 +103,16 @@ import Testing
         #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
         let runner = open(workspace.state, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         #expect(runner >= 0 && flock(runner, LOCK_EX) == 0)
+        // The request is seen as it is committed, by following the store's events from here.
+        let store = try LMDBQueueStore(readingOnly: workspace.state + "/db", withoutLockFile: false)
+        defer { store.close() }
+        let reader = ReadModel(store: store, lock: nil, logs: LogLocation(stateDirectory: workspace.state))
+        let before = try await reader.latestEventSequence()
         let out = Pipe()
         let retry = try workspace.start(["retry", "a"], stdout: out)
         defer { if retry.isRunning { kill(retry.processIdentifier, SIGKILL) } }
-        let database = workspace.state + "/db"
-        let stored = await onOwnThread { () -> Bool in
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
-                if let store = try? LMDBQueueStore(readingOnly: database, withoutLockFile: false) {
-                    defer { store.close() }
-                    let runID = (try? store.currentRunID()).flatMap { $0 } ?? ""
-                    if !((try? store.requests(runID: runID)) ?? []).isEmpty { return true }
-                }
-                usleep(10_000)
-            }
+        let stored = await firstEvent(in: reader, after: before) { change in
+            if case .requestPosted(_, _, .retry, "a") = change { return true }
             return false
         }
         #expect(stored, "the command stored its request for the runner")
@@ -138,5 +135,30 @@ import Testing
         #expect(started)
         if !started { kill(runner.processIdentifier, SIGKILL) }
         return (runner, events)
+    }
+}
+
+/// Whether an event that `matches` is committed after `sequence` within a minute (a command
+/// that never commits it must not hang the suite).
+private func firstEvent(
+    in reader: ReadModel, after sequence: UInt64,
+    _ matches: @escaping @Sendable (CommittedEvent.Change) -> Bool
+) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            do {
+                for try await event in reader.events(after: sequence) where matches(event.change) {
+                    return true
+                }
+            } catch {}
+            return false
+        }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(60))
+            return false
+        }
+        let found = await group.next() ?? false
+        group.cancelAll()
+        return found
     }
 }

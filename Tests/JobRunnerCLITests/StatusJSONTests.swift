@@ -71,7 +71,7 @@ import Testing
                 runID: "R", jobID: "build", occurrence: "", ["path": "/a \"b\"\n", "z": "1", "a": "é"]))
         changes.append(.putOutputs(runID: "R", jobID: awkwardID, occurrence: "", ["k": "v\\"]))
         changes.append(.putPipeline(PipelineRecord(name: "q", suspended: 1)))
-        try await store.commit(changes)
+        try await store.commit(changes, under: try await store.claim(owner: "test"))
     }
 
     static let expected = #"""

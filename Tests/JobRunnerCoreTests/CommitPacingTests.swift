@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Synchronization
 import Testing
 
@@ -53,33 +54,23 @@ import Testing
         // The opening (which starts the first wave), one commit per later wave and the last
         // wave's ends, the close: 7. A commit per job end would be over 40.
         #expect(store.submissions <= 8, "\(store.submissions) commits for 40 jobs in 8 lanes")
-        let snapshot = try #require(try store.currentSnapshot())
+        let snapshot = try #require(try await store.currentSnapshot())
         #expect(snapshot.jobs.values.allSatisfy { $0.state == .succeeded && $0.attempts == 1 })
     }
 }
 
 /// An in-memory store that counts the batches it is given.
-final class CountingStore: QueueStore {
-    private let inner = InMemoryQueueStore()
+final class CountingStore: ForwardingStore {
+    let inner: any QueueStore = InMemoryQueueStore()
     private let count = Mutex(0)
 
     var submissions: Int { count.withLock { $0 } }
 
-    func submit(_ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void)
-    {
+    func submit(
+        _ changes: [StoreChange], under claim: StoreClaim,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+    ) {
         count.withLock { $0 += 1 }
-        inner.submit(changes, completion: completion)
-    }
-
-    func currentRunID() throws(StoreError) -> String? { try inner.currentRunID() }
-    func snapshot(runID: String) throws(StoreError) -> RunSnapshot? { try inner.snapshot(runID: runID) }
-    func runs() throws(StoreError) -> [RunRecord] { try inner.runs() }
-    func pipelines() throws(StoreError) -> [String: PipelineRecord] { try inner.pipelines() }
-    func schedules() throws(StoreError) -> [String: ScheduleRecord] { try inner.schedules() }
-    func requests(runID: String) throws(StoreError) -> [OperatorRequest] { try inner.requests(runID: runID) }
-    func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void) throws(StoreError)
-        -> PipelineRecord
-    {
-        try inner.updatePipeline(name, change)
+        inner.submit(changes, under: claim, completion: completion)
     }
 }

@@ -29,7 +29,7 @@ import Testing
         let task = Task { try await runner.run() }
         await harness.observer.waitFor(.succeeded, job: "local")
         await harness.clock.waitForSleepers()
-        let jobs = try #require(try harness.store.currentSnapshot()).jobs
+        let jobs = try #require(try await harness.store.currentSnapshot()).jobs
         #expect(jobs["fetch"]?.state == .waiting)
         #expect(jobs["fetch"]?.reason?.words == "internet")
         #expect(jobs["fetch"]?.attempts == 0)
@@ -60,7 +60,7 @@ import Testing
         await harness.clock.waitForSleepers()
         handler.release("fetch")
         await harness.observer.waitFor(.waiting, job: "fetch")
-        let record = try #require(try harness.store.currentSnapshot()?.jobs["fetch"])
+        let record = try #require(try await harness.store.currentSnapshot()?.jobs["fetch"])
         #expect(record.reason?.words == "internet")
         #expect(record.countedAttempts == 0, "retry.attempts 1 is not used up by a failure while offline")
 

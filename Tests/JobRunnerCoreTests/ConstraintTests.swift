@@ -57,7 +57,7 @@ import Testing
             constraints: constraints
         ).run()
         #expect(summary.state == .failed)
-        let snapshot = try #require(try harness.store.currentSnapshot())
+        let snapshot = try #require(try await harness.store.currentSnapshot())
         #expect(snapshot.jobs["once"]?.state == .failed)
         #expect(snapshot.jobs["once"]?.reason?.words == "constraint token failed: vault sealed")
         #expect(snapshot.attempts["once"]?.first?.reason == "constraint token failed: vault sealed")

@@ -34,18 +34,18 @@ import Testing
         let runner = runner(harness, [job("long"), job("after", needs: ["long"]), job("free")], orphans: nil)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(2)
-        let runID = try #require(try harness.store.currentRunID())
-        try await harness.store.commit([.putRequest(runID: runID, request(.cancel, "long"))])
+        let runID = try #require(try await harness.store.currentRunID())
+        try await harness.store.post([request(.cancel, "long")], runID: runID)
         runner.poke()
         let summary = try await task.value
         #expect(summary.state == .failed)
         #expect(handler.calls.filter { $0.job == "long" }.count == 1, "the attempt was ended, not retried")
-        let snapshot = try #require(try harness.store.currentSnapshot())
+        let snapshot = try #require(try await harness.store.currentSnapshot())
         #expect(snapshot.jobs["long"]?.state == .cancelled)
         #expect(snapshot.jobs["long"]?.reason?.words == "cancelled by operator")
         #expect(snapshot.jobs["after"]?.state == .blocked)
         #expect(snapshot.attempts["long"]?.last?.outcome == .interrupted)
-        #expect(try harness.store.requests(runID: runID).isEmpty, "an applied request is deleted")
+        #expect(try await harness.store.requests(runID: runID).isEmpty, "an applied request is deleted")
         #expect(harness.observer.events.contains { $0.kind == .cancelled && $0.job == "long" })
     }
 
@@ -62,14 +62,14 @@ import Testing
             logger: .init(label: "t"), randomSeed: 3)
         let task = Task { try await runner.run() }
         await harness.observer.waitFor(.runFinished)
-        let runID = try #require(try harness.store.currentRunID())
-        #expect(try harness.store.currentSnapshot()?.run.state == .failed)
-        try await harness.store.commit([.putRequest(runID: runID, request(.retry, "f"))])
+        let runID = try #require(try await harness.store.currentRunID())
+        #expect(try await harness.store.currentSnapshot()?.run.state == .failed)
+        try await harness.store.post([request(.retry, "f")], runID: runID)
         runner.poke()
         await harness.observer.waitFor(.succeeded, job: "f")
         runner.requestStop(signal: SIGTERM)
         _ = try await task.value
-        #expect(try harness.store.currentSnapshot()?.run.state == .succeeded)
+        #expect(try await harness.store.currentSnapshot()?.run.state == .succeeded)
         #expect(
             harness.observer.events.filter { $0.kind == .runFinished }.map(\.state) == [
                 "failed", "succeeded",
@@ -83,12 +83,12 @@ import Testing
             harness, [job("long"), job("after", needs: ["long"])], orphans: nil)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(1)
-        let runID = try #require(try harness.store.currentRunID())
-        try await harness.store.commit([.putRequest(runID: runID, request(.skip, "long"))])
+        let runID = try #require(try await harness.store.currentRunID())
+        try await harness.store.post([request(.skip, "long")], runID: runID)
         runner.poke()
         #expect(try await task.value.state == .succeeded)
         #expect(handler.startedJobs == ["long", "after"])
-        #expect(try harness.store.currentSnapshot()?.jobs["long"]?.state == .skipped)
+        #expect(try await harness.store.currentSnapshot()?.jobs["long"]?.state == .skipped)
     }
 
     @Test func aSuspendedPipelineStartsNothingUntilResumed() async throws {
@@ -99,16 +99,16 @@ import Testing
             pipelines: [PipelineDefinition(name: "p", maxConcurrent: 1)], orphans: nil)
         let task = Task { try await runner.run() }
         await handler.waitForStarts(1)
-        _ = try harness.store.updatePipeline("p") { $0.suspended += 2 }
+        _ = try await harness.store.updatePipeline("p") { $0.suspended += 2 }
         runner.poke()
         await harness.observer.waitFor(.suspended)
         handler.release("a")
         await harness.observer.waitFor(.succeeded, job: "a")
         #expect(handler.startedJobs == ["a"], "b does not start while p is suspended")
 
-        _ = try harness.store.updatePipeline("p") { $0.suspended -= 1 }
+        _ = try await harness.store.updatePipeline("p") { $0.suspended -= 1 }
         runner.poke()
-        _ = try harness.store.updatePipeline("p") { $0.suspended -= 1 }
+        _ = try await harness.store.updatePipeline("p") { $0.suspended -= 1 }
         runner.poke()
         #expect(try await task.value.state == .succeeded)
         #expect(handler.startedJobs == ["a", "b"])

@@ -8,8 +8,10 @@ import Testing
 @Suite struct PeriodicCrashTests {
     let periodicTests = PeriodicRunnerTests()
 
-    func occurrenceDates(_ store: any QueueStore, of jobID: String, from origin: Date) throws -> [Double] {
-        try periodicTests.occurrenceRuns(store).filter { $0.occurrenceOf == jobID }.compactMap {
+    func occurrenceDates(_ store: any QueueStore, of jobID: String, from origin: Date) async throws
+        -> [Double]
+    {
+        try await periodicTests.occurrenceRuns(store).filter { $0.occurrenceOf == jobID }.compactMap {
             $0.scheduledAt?.timeIntervalSince(origin)
         }
     }
@@ -27,7 +29,7 @@ import Testing
         let first = Harness(store: CrashingStore(store, crashAfter: Self.startsAnOccurrence))
         // Last scheduled 1000 s ago: 300, 600 and 900 s after that date were missed.
         let origin = first.clock.now().addingTimeInterval(-1000)
-        try await store.commit([
+        try await store.commitAsNewOwner([
             .putSchedule(
                 ScheduleRecord(jobID: "c", anchor: origin, lastScheduled: origin, schedule: "every 300.0s"))
         ])
@@ -38,8 +40,11 @@ import Testing
         }
         let second = Harness(store: store)
         _ = try await periodicTests.runner(second, [job("c")], periodic: periodic).run()
-        #expect(try occurrenceDates(store, of: "c", from: origin) == [300, 600, 900])
-        #expect(try periodicTests.occurrenceRuns(store).map(\.state) == [.succeeded, .succeeded, .succeeded])
+        #expect(try await occurrenceDates(store, of: "c", from: origin) == [300, 600, 900])
+        #expect(
+            try await periodicTests.occurrenceRuns(store).map(\.state) == [
+                .succeeded, .succeeded, .succeeded,
+            ])
         #expect(second.handler.startedJobs.count == 3, "300 resumed, then 600 and 900, each once")
     }
 
@@ -68,8 +73,8 @@ import Testing
         let second = Harness(store: store)
         second.clock.advance(by: 60)
         _ = try await periodicTests.runner(second, [job("q")], periodic: periodic).run()
-        #expect(try occurrenceDates(store, of: "q", from: origin) == [0, 60])
-        #expect(try periodicTests.occurrenceRuns(store).map(\.state) == [.succeeded, .succeeded])
+        #expect(try await occurrenceDates(store, of: "q", from: origin) == [0, 60])
+        #expect(try await periodicTests.occurrenceRuns(store).map(\.state) == [.succeeded, .succeeded])
         #expect(second.handler.startedJobs == ["q", "q"], "0 resumed, then 60")
     }
 
@@ -97,7 +102,7 @@ import Testing
         await #expect(throws: StoreError.self) { try await task.value }
         let second = Harness(store: store)
         _ = try await periodicTests.runner(second, jobs, periodic: periodic).run()
-        #expect(try occurrenceDates(store, of: "d", from: origin) == [0])
+        #expect(try await occurrenceDates(store, of: "d", from: origin) == [0])
         #expect(second.handler.startedJobs == ["setup", "d"])
     }
 }

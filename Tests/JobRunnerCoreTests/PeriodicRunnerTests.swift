@@ -17,8 +17,8 @@ import Testing
             logger: Logger(label: "t"), randomSeed: 1, periodic: periodic)
     }
 
-    func occurrenceRuns(_ store: any QueueStore) throws -> [RunRecord] {
-        try store.runs().filter { $0.occurrenceOf != nil }.sorted {
+    func occurrenceRuns(_ store: any QueueStore) async throws -> [RunRecord] {
+        try await store.runs().filter { $0.occurrenceOf != nil }.sorted {
             ($0.scheduledAt ?? .distantPast) < ($1.scheduledAt ?? .distantPast)
         }
     }
@@ -31,12 +31,13 @@ import Testing
         .run()
         #expect(summary.state == .succeeded)
         #expect(Set(harness.handler.startedJobs) == ["build", "refresh"])
-        let occurrences = try occurrenceRuns(harness.store)
+        let occurrences = try await occurrenceRuns(harness.store)
         #expect(occurrences.map(\.state) == [.succeeded])
         #expect(occurrences.first?.scheduledAt == harness.clock.now())
         #expect(
-            try harness.store.currentSnapshot()?.run.jobIDs == ["build"], "the run holds the one-shot jobs")
-        #expect(try harness.store.schedules()["refresh"]?.lastResult == .succeeded)
+            try await harness.store.currentSnapshot()?.run.jobIDs == ["build"],
+            "the run holds the one-shot jobs")
+        #expect(try await harness.store.schedules()["refresh"]?.lastResult == .succeeded)
     }
 
     @Test func aSecondRunStartsOnlyWhatHasComeDueSince() async throws {
@@ -48,7 +49,7 @@ import Testing
         harness.clock.advance(by: 60)
         _ = try await runner(harness, [job("refresh")], periodic: periodic).run()
         #expect(harness.handler.startedJobs == ["refresh", "refresh"])
-        #expect(try occurrenceRuns(harness.store).count == 2)
+        #expect(try await occurrenceRuns(harness.store).count == 2)
     }
 
     @Test func serveKeepsFiringUntilStoppedWithoutDuplicates() async throws {
@@ -63,7 +64,7 @@ import Testing
         }
         runner.requestStop(signal: SIGTERM)
         _ = try await task.value
-        let dates = try occurrenceRuns(harness.store).compactMap(\.scheduledAt)
+        let dates = try await occurrenceRuns(harness.store).compactMap(\.scheduledAt)
         #expect(dates.count == 4)
         #expect(Set(dates).count == dates.count, "no occurrence twice")
     }
@@ -81,7 +82,7 @@ import Testing
         await harness.observer.waitFor(.succeeded, job: "refresh")
         runner.requestStop(signal: SIGTERM)
         _ = try await task.value
-        #expect(try occurrenceRuns(harness.store).map(\.state) == [.succeeded, .skipped])
+        #expect(try await occurrenceRuns(harness.store).map(\.state) == [.succeeded, .skipped])
         #expect(handler.startedJobs == ["refresh"])
     }
 
@@ -118,8 +119,8 @@ import Testing
         runner.requestStop(signal: SIGTERM)
         _ = try await task.value
         #expect(handler.startedJobs == ["setup"])
-        #expect(try occurrenceRuns(harness.store).isEmpty)
-        #expect(try harness.store.schedules()["refresh"]?.backlog == [])
+        #expect(try await occurrenceRuns(harness.store).isEmpty)
+        #expect(try await harness.store.schedules()["refresh"]?.backlog == [])
     }
 
     /// A periodic job gets the outputs of what it needs (SPEC 5.8): a one-shot job's from the
@@ -177,8 +178,8 @@ import Testing
         await handler.waitForStarts(1)
         // The occurrence's opening is stored before it is reported: a start would be there.
         await harness.observer.waitFor(.queued, job: "refresh")
-        let occurrence = try #require(try occurrenceRuns(harness.store).first)
-        #expect(try harness.store.snapshot(runID: occurrence.id)?.jobs["refresh"]?.state == .pending)
+        let occurrence = try #require(try await occurrenceRuns(harness.store).first)
+        #expect(try await harness.store.snapshot(runID: occurrence.id)?.jobs["refresh"]?.state == .pending)
         handler.release("build")
         #expect(try await task.value.state == .succeeded)
         #expect(handler.startedJobs == ["build", "refresh"])
@@ -204,7 +205,7 @@ import Testing
         await harness.observer.waitFor(.succeeded, job: "setup")
         await handler.waitForStarts(2)
         // `build` became ready in the commit that stored `setup`'s end; it would have started there.
-        #expect(try harness.store.currentSnapshot()?.jobs["build"]?.state == .pending)
+        #expect(try await harness.store.currentSnapshot()?.jobs["build"]?.state == .pending)
         handler.release("refresh")
         #expect(try await task.value.state == .succeeded)
         // `setup` and `refresh` start at the opening in either order (each attempt is a task of
@@ -221,10 +222,10 @@ import Testing
         await handler.waitForStarts(1)
         first.requestStop(signal: SIGTERM)
         _ = try await task.value
-        #expect(try occurrenceRuns(harness.store).map(\.state) == [.stopped])
+        #expect(try await occurrenceRuns(harness.store).map(\.state) == [.stopped])
         handler.release("refresh")
         _ = try await runner(harness, [job("refresh")], periodic: [everyMinute("refresh")]).run()
-        let runs = try occurrenceRuns(harness.store)
+        let runs = try await occurrenceRuns(harness.store)
         #expect(runs.map(\.state) == [.succeeded], "the same occurrence, resumed")
         #expect(handler.calls.map(\.attempt) == [1, 2])
     }
@@ -248,7 +249,7 @@ import Testing
         runner.requestStop(signal: SIGTERM)
         _ = try await task.value
         #expect(harness.handler.startedJobs.count == 9)
-        let kept = try harness.store.runs().filter { $0.state.isFinal }
+        let kept = try await harness.store.runs().filter { $0.state.isFinal }
         #expect(
             kept.count <= 3 + 2,
             "at most 3 finished runs, plus the ones that ended as it stopped: \(kept.count)")
@@ -287,7 +288,8 @@ import Testing
         runner.requestStop(signal: SIGTERM)
         let summary = try await task.value
         #expect(summary.failedOccurrences == 2, "upstream failed, downstream blocked")
-        let states = try occurrenceRuns(harness.store).filter { $0.occurrenceOf == "downstream" }.map(\.state)
+        let states = try await occurrenceRuns(harness.store).filter { $0.occurrenceOf == "downstream" }.map(
+            \.state)
         #expect(states == [.failed, .succeeded])
     }
 }

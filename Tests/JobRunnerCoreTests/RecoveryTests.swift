@@ -18,7 +18,8 @@ final class RecordingTerminator: OrphanTerminator {
 
 @Suite struct RecoveryTests {
     /// A store as a runner that died mid-run leaves it: `done` succeeded, `busy` running.
-    func crashedStore(crashedInARow: Int = 0, attempts: Int = 1) throws -> (InMemoryQueueStore, String) {
+    func crashedStore(crashedInARow: Int = 0, attempts: Int = 1) async throws -> (InMemoryQueueStore, String)
+    {
         let store = InMemoryQueueStore()
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let run = RunRecord(
@@ -27,7 +28,7 @@ final class RecordingTerminator: OrphanTerminator {
             jobID: "busy", pipeline: "default", state: .running, attempts: 1, crashedInARow: crashedInARow,
             startedAt: start)
         busy.attempts = attempts
-        store.submit([
+        try await store.commitAsNewOwner([
             .putRun(run), .setCurrentRun("R1"),
             .putJob(
                 runID: "R1", JobRecord(jobID: "done", pipeline: "default", state: .succeeded, attempts: 1)),
@@ -37,7 +38,7 @@ final class RecordingTerminator: OrphanTerminator {
                 runID: "R1",
                 AttemptRecord(jobID: "busy", number: attempts, startedAt: start, pid: 31337, pidStartTime: 99)
             ),
-        ]) { _ in }
+        ])
         return (store, "R1")
     }
 
@@ -47,7 +48,7 @@ final class RecordingTerminator: OrphanTerminator {
     ]
 
     @Test func resumesADeadRunnersRunWithoutRerunningFinishedJobs() async throws {
-        let (store, runID) = try crashedStore()
+        let (store, runID) = try await crashedStore()
         let harness = Harness(store: store)
         let terminator = RecordingTerminator()
         let runner = Runner(
@@ -65,7 +66,7 @@ final class RecordingTerminator: OrphanTerminator {
             "the dead runner's attempt process group is ended")
         #expect(!harness.handler.startedJobs.contains("done"))
         #expect(harness.handler.calls.map { "\($0.job)#\($0.attempt)" } == ["busy#2", "after#1"])
-        let attempts = try #require(try store.currentSnapshot()?.attempts["busy"])
+        let attempts = try #require(try await store.currentSnapshot()?.attempts["busy"])
         #expect(attempts.map(\.outcome) == [.interrupted, .succeeded])
         #expect(harness.observer.events.first?.kind == .interrupted)
     }
@@ -73,7 +74,7 @@ final class RecordingTerminator: OrphanTerminator {
     /// SPEC 5.9: a resumed run says so on its first line. The observers hear which run was
     /// opened, and how many of its jobs were final already, before any event of it.
     @Test func theObserversAreToldOfTheResumedRunBeforeItsFirstEvent() async throws {
-        let (store, runID) = try crashedStore()
+        let (store, runID) = try await crashedStore()
         let harness = Harness(store: store)
         let summary = try await harness.run(jobs)
         #expect(summary.resumed)
@@ -90,40 +91,40 @@ final class RecordingTerminator: OrphanTerminator {
     }
 
     @Test func anAttemptInterruptedByADyingRunnerDoesNotCount() async throws {
-        let (store, _) = try crashedStore()
+        let (store, _) = try await crashedStore()
         let harness = Harness(store: store)
         let summary = try await harness.run([job("done"), job("busy"), job("after", needs: ["busy"])])
         #expect(summary.state == .succeeded, "retry.attempts 1 is not used up: the runner died, not the job")
-        let jobs = try #require(try store.currentSnapshot()).jobs
+        let jobs = try #require(try await store.currentSnapshot()).jobs
         #expect(jobs["busy"]?.state == .succeeded)
         #expect(jobs["busy"]?.countedAttempts == 1)
         #expect(jobs["after"]?.state == .succeeded)
     }
 
     @Test func thirdCrashInARowFailsAnInProcessPluginJob() async throws {
-        let (store, _) = try crashedStore(crashedInARow: 2, attempts: 3)
+        let (store, _) = try await crashedStore(crashedInARow: 2, attempts: 3)
         let harness = Harness(store: store)
         var busy = job("busy", retry: RetryPolicy(attempts: 5, backoff: .none))
         busy.handler = .plugin(plugin: "testkit", handler: "crash")
         let summary = try await harness.run([job("done"), busy, job("after", needs: ["busy"])])
         #expect(summary.state == .failed)
-        let record = try #require(try store.currentSnapshot()?.jobs["busy"])
+        let record = try #require(try await store.currentSnapshot()?.jobs["busy"])
         #expect(record.state == .failed)
         #expect(record.reason == .ended(.crashedTheRunner))
         #expect(!harness.handler.startedJobs.contains("busy"))
     }
 
     @Test func aRunOfOtherJobsIsNotResumed() async throws {
-        let (store, runID) = try crashedStore()
+        let (store, runID) = try await crashedStore()
         let harness = Harness(store: store)
         let summary = try await harness.run([job("something-else")])
         #expect(summary.runID != runID)
-        #expect(try store.snapshot(runID: runID)?.run.state == .stopped)
-        #expect(try store.snapshot(runID: runID)?.attempts["busy"]?.first?.outcome == .interrupted)
+        #expect(try await store.snapshot(runID: runID)?.run.state == .stopped)
+        #expect(try await store.snapshot(runID: runID)?.attempts["busy"]?.first?.outcome == .interrupted)
     }
 
     @Test func theSatisfyADeadRunnerLeftIsEndedBeforeTheRunResumes() async throws {
-        let (store, runID) = try crashedStore()
+        let (store, runID) = try await crashedStore()
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent("satisfy-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: logs) }
         let record = LogLayout.satisfyProcess(in: logs, runID: runID, constraint: "token")

@@ -16,7 +16,7 @@ import Testing
         let order = harness.handler.startedJobs
         #expect(order.first == "fetch")
         #expect(order.firstIndex(of: "build")! < order.firstIndex(of: "test")!)
-        let snapshot = try #require(try harness.store.currentSnapshot())
+        let snapshot = try #require(try await harness.store.currentSnapshot())
         #expect(snapshot.run.state == .succeeded)
         #expect(snapshot.jobs.values.allSatisfy { $0.state == .succeeded && $0.attempts == 1 })
     }
@@ -83,7 +83,7 @@ import Testing
             job("compile"), job("test", needs: ["compile"]), job("ship", needs: ["test"]), job("docs"),
         ])
         #expect(summary.state == .failed)
-        let jobs = try #require(try harness.store.currentSnapshot()).jobs
+        let jobs = try #require(try await harness.store.currentSnapshot()).jobs
         #expect(jobs["compile"]?.state == .failed)
         #expect(jobs["compile"]?.reason?.words == "exit:2")
         #expect(jobs["test"]?.state == .blocked)
@@ -106,7 +106,7 @@ import Testing
 
         await harness.clock.waitForSleepers()
         #expect(harness.clock.sleeperDeadlines == [start.addingTimeInterval(10)])
-        let waiting = try #require(try harness.store.currentSnapshot()).jobs["flaky"]
+        let waiting = try #require(try await harness.store.currentSnapshot()).jobs["flaky"]
         #expect(waiting?.state == .waiting)
         #expect(waiting?.reason?.words == "backoff")
         #expect(waiting?.nextAttemptAt == start.addingTimeInterval(10))
@@ -128,7 +128,7 @@ import Testing
         let harness = Harness(handler: handler)
         let summary = try await harness.run([job("x", retry: RetryPolicy(attempts: 2, backoff: .none))])
         #expect(summary.state == .failed)
-        let record = try #require(try harness.store.currentSnapshot()?.jobs["x"])
+        let record = try #require(try await harness.store.currentSnapshot()?.jobs["x"])
         #expect(record.attempts == 2)
         #expect(record.exitCode == 4)
     }
@@ -179,7 +179,7 @@ import Testing
         let harness = Harness(handler: handler)
         _ = try await harness.run([job("make"), job("use", needs: ["make"])])
         #expect(handler.lastRequest("use")?.neededOutputs == ["make": ["version": "1.2"]])
-        #expect(try harness.store.currentSnapshot()?.outputs["make"] == ["version": "1.2"])
+        #expect(try await harness.store.currentSnapshot()?.outputs["make"] == ["version": "1.2"])
         #expect(
             harness.observer.events.contains {
                 $0.kind == .output && $0.key == "version" && $0.value == "1.2"
@@ -195,7 +195,7 @@ import Testing
             job("maybe"), job("after", needs: ["maybe"]), job("off", enabled: false),
         ])
         #expect(summary.state == .succeeded)
-        let jobs = try #require(try harness.store.currentSnapshot()).jobs
+        let jobs = try #require(try await harness.store.currentSnapshot()).jobs
         #expect(jobs["maybe"]?.state == .skipped)
         #expect(jobs["maybe"]?.reason?.words == "nothing to do")
         #expect(jobs["after"]?.state == .succeeded)
@@ -229,11 +229,11 @@ import Testing
         let stopped = try await task.value
         #expect(stopped.state == .stopped)
         #expect(stopped.stopSignal == SIGINT)
-        let record = try #require(try store.currentSnapshot()?.jobs["slow"])
+        let record = try #require(try await store.currentSnapshot()?.jobs["slow"])
         #expect(record.state == .waiting)
         #expect(record.reason == .waiting(.interrupted))
         #expect(record.countedAttempts == 0)
-        #expect(try store.currentSnapshot()?.attempts["slow"]?.first?.outcome == .interrupted)
+        #expect(try await store.currentSnapshot()?.attempts["slow"]?.first?.outcome == .interrupted)
 
         let second = Harness(store: store)
         let resumed = try await second.run(jobs)
@@ -263,28 +263,34 @@ import Testing
 
 /// A store whose commits wait until the test opens it: shows that nothing is reported or
 /// started before the state that says so is durable.
-final class GatedStore: QueueStore {
-    private let inner = InMemoryQueueStore()
+final class GatedStore: ForwardingStore {
+    let inner: any QueueStore = InMemoryQueueStore()
     private struct State {
         var isOpen = false
-        var held: [(changes: [StoreChange], completion: @Sendable (Result<Void, StoreError>) -> Void)] = []
+        var held:
+            [(
+                changes: [StoreChange], claim: StoreClaim,
+                completion: @Sendable (Result<Void, StoreError>) -> Void
+            )] =
+                []
         var watchers: [(Int, CheckedContinuation<Void, Never>)] = []
     }
     private let state = Mutex(State())
 
     func submit(
-        _ changes: [StoreChange], completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
+        _ changes: [StoreChange], under claim: StoreClaim,
+        completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
         let (passThrough, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             if state.isOpen { return (true, []) }
-            state.held.append((changes, completion))
+            state.held.append((changes, claim, completion))
             let count = state.held.count
             let ready = state.watchers.filter { $0.0 <= count }.map(\.1)
             state.watchers.removeAll { $0.0 <= count }
             return (false, ready)
         }
         for watcher in ready { watcher.resume() }
-        if passThrough { inner.submit(changes, completion: completion) }
+        if passThrough { inner.submit(changes, under: claim, completion: completion) }
     }
 
     func waitForPending(_ count: Int) async {
@@ -304,16 +310,8 @@ final class GatedStore: QueueStore {
             defer { state.held = [] }
             return state.held
         }
-        for (changes, completion) in held { inner.submit(changes, completion: completion) }
+        for (changes, claim, completion) in held {
+            inner.submit(changes, under: claim, completion: completion)
+        }
     }
-
-    func currentRunID() throws(StoreError) -> String? { try inner.currentRunID() }
-    func snapshot(runID: String) throws(StoreError) -> RunSnapshot? { try inner.snapshot(runID: runID) }
-    func runs() throws(StoreError) -> [RunRecord] { try inner.runs() }
-    func schedules() throws(StoreError) -> [String: ScheduleRecord] { try inner.schedules() }
-    func pipelines() throws(StoreError) -> [String: PipelineRecord] { try inner.pipelines() }
-    func requests(runID: String) throws(StoreError) -> [OperatorRequest] { try inner.requests(runID: runID) }
-    func updatePipeline(_ name: String, _ change: @Sendable (inout PipelineRecord) -> Void) throws(StoreError)
-        -> PipelineRecord
-    { try inner.updatePipeline(name, change) }
 }

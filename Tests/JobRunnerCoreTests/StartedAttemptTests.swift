@@ -88,7 +88,7 @@ struct StartedAttemptTests {
         #expect(summary.counts[.failed] == 1)
         #expect(handler.ranInATask.isEmpty)
         #expect(Set(handler.started) == ["a", "b", "sync-ok", "sync-fails"])
-        let snapshot = try #require(try store.currentSnapshot())
+        let snapshot = try #require(try await store.currentSnapshot())
         #expect(snapshot.outputs["b"] == ["k": "v"])
         #expect(snapshot.attempts["sync-fails"]?.first?.reason == "no")
     }
@@ -104,7 +104,7 @@ struct StartedAttemptTests {
         runner.requestStop(signal: SIGTERM)
         let summary = try await task.value
         #expect(summary.state == .stopped)
-        let snapshot = try #require(try store.currentSnapshot())
+        let snapshot = try #require(try await store.currentSnapshot())
         #expect(snapshot.jobs["slow"]?.state == .waiting)
         #expect(snapshot.jobs["slow"]?.reason == .waiting(.interrupted))
         #expect(snapshot.attempts["slow"]?.first?.outcome == .interrupted)

@@ -20,7 +20,7 @@ import Testing
         let outcome = await task.result
         #expect(throws: StoreError.self) { try outcome.get() }
         #expect(handler.startedJobs.sorted() == ["a", "slow"])
-        let stored = try #require(try inner.currentSnapshot())
+        let stored = try #require(try await inner.currentSnapshot())
         #expect(stored.jobs["a"]?.state == .running, "what was stored stays as it was")
         #expect(stored.jobs["slow"]?.state == .running)
         #expect(stored.run.state == .running, "the next run resumes it")

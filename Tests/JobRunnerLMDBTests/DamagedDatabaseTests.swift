@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -22,7 +23,7 @@ import Testing
                     runID: "R", JobRecord(jobID: "job-\(index)", pipeline: String(repeating: "p", count: 200))
                 ))
         }
-        try await store.commit(changes)
+        try await store.commitAsNewOwner(changes)
         store.close()
         return directory
     }
@@ -86,6 +87,6 @@ import Testing
         try DataFileCheck.verify(directory + "/data.mdb")
         let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
         defer { store.close() }
-        #expect(try store.currentRunID() == "R")
+        #expect(try await store.currentRunID() == "R")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerLMDB
+import JobRunnerTesting
 import Testing
 
 @Suite struct LMDBStoreTests {
@@ -11,7 +12,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
             let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
-            try await store.commit([
+            try await store.commitAsNewOwner([
                 .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)),
                 .setCurrentRun("R"),
             ])
@@ -19,7 +20,7 @@ import Testing
         }
         let reopened = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
         defer { reopened.close() }
-        #expect(try reopened.currentRunID() == "R")
+        #expect(try await reopened.currentRunID() == "R")
     }
 
     @Test func concurrentSubmissionsShareTransactions() async throws {
@@ -27,16 +28,17 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
         defer { store.close() }
+        let claim = try await store.claim(owner: "test")
         let before = store.transactionCount
         await withTaskGroup(of: Void.self) { group in
             for index in 0..<500 {
                 group.addTask {
-                    try? await store.commit([.putPipeline(PipelineRecord(name: "p\(index)"))])
+                    try? await store.commit([.putPipeline(PipelineRecord(name: "p\(index)"))], under: claim)
                 }
             }
         }
         let used = store.transactionCount - before
-        #expect(try store.pipelines().count == 500)
+        #expect(try await store.pipelines().count == 500)
         #expect(used < 500, "group commit: \(used) transactions for 500 submissions")
     }
 
@@ -82,7 +84,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = StateDirectory(path: directory)
         try state.prepare()
-        var lock: RunnerLock? = try state.lockForRunner()
+        var lock: DirectoryLock? = try state.lockForRunner()
         #expect(state.lockHolder() == getpid())
         #expect {
             _ = try state.lockForRunner()

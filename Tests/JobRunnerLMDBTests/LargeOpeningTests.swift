@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -48,22 +49,22 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try LMDBQueueStore(directory: directory + "/db", mapSize: 256 << 20)
         let small = RunPlan(jobs: [RunPlan.Job(id: "tick")], pipelines: [])
-        try await store.commit(
+        try await store.commitAsNewOwner(
             opening("R") + [
                 .putRun(
                     RunRecord(id: "O", state: .running, startedAt: start, jobIDs: ["tick"], runnerPID: 1)),
                 .putNewJobs(NewJobRecords(runID: "O", plan: small, now: start)),
             ])
-        #expect(try store.snapshot(runID: "R")?.jobs.count == count)
-        #expect(try store.snapshot(runID: "O")?.jobs["tick"]?.state == .pending)
+        #expect(try await store.snapshot(runID: "R")?.jobs.count == count)
+        #expect(try await store.snapshot(runID: "O")?.jobs["tick"]?.state == .pending)
     }
 
     @Test func aLargeOpeningIsWholeOnceCommitted() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try LMDBQueueStore(directory: directory + "/db", mapSize: 256 << 20)
-        try await store.commit(opening("R"))
-        let snapshot = try #require(try store.currentSnapshot())
+        try await store.commitAsNewOwner(opening("R"))
+        let snapshot = try #require(try await store.currentSnapshot())
         #expect(snapshot.run.id == "R" && snapshot.jobs.count == count)
         #expect(snapshot.jobs["job-0"]?.state == .running && snapshot.jobs["job-1"]?.state == .pending)
         #expect(snapshot.attempts["job-0"]?.count == 1)
@@ -82,30 +83,30 @@ import Testing
         let before: RunSnapshot
         do {
             let store = try LMDBQueueStore(directory: path, mapSize: 256 << 20)
-            try await store.commit([
+            try await store.commitAsNewOwner([
                 .putRun(earlier), .setCurrentRun("A"),
                 .putJob(runID: "A", JobRecord(jobID: "a", pipeline: "p", state: .running, attempts: 1)),
             ])
-            before = try #require(try store.currentSnapshot())
+            before = try #require(try await store.currentSnapshot())
             store.close()
         }
         do {
             let dying = try LMDBQueueStore(directory: path, mapSize: 256 << 20, failsAfterWritingAhead: true)
             await #expect(throws: StoreError.self) {
-                try await dying.commit(opening("B", superseding: earlier))
+                try await dying.commitAsNewOwner(opening("B", superseding: earlier))
             }
             #expect(
                 try storedRows(dying, of: "B") >= GroupCommitWriter.openingChunk, "rows were written ahead")
             dying.close()
         }
         let store = try LMDBQueueStore(directory: path, mapSize: 256 << 20)
-        #expect(try store.currentSnapshot() == before)
-        #expect(try store.runs().map(\.id) == ["A"])
-        #expect(try store.snapshot(runID: "B") == nil)
+        #expect(try await store.currentSnapshot() == before)
+        #expect(try await store.runs().map(\.id) == ["A"])
+        #expect(try await store.snapshot(runID: "B") == nil)
 
-        try await store.commit(opening("C", superseding: earlier))
+        try await store.commitAsNewOwner(opening("C", superseding: earlier))
         #expect(try storedRows(store, of: "B") == 0, "the dead runner's rows are gone")
-        #expect(try store.currentSnapshot()?.jobs.count == count)
-        #expect(try store.runs().map { "\($0.id) \($0.state)" } == ["A stopped", "C running"])
+        #expect(try await store.currentSnapshot()?.jobs.count == count)
+        #expect(try await store.runs().map { "\($0.id) \($0.state)" } == ["A stopped", "C running"])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -55,10 +56,10 @@ import Testing
             let value = String(repeating: "v", count: index % 3 == 0 ? 9000 : 40)
             changes.append(.putOutputs(runID: "R", jobID: "job-\(index)", occurrence: "", ["k": value]))
         }
-        try await store.commit(changes)
+        try await store.commitAsNewOwner(changes)
         store.close()
         let again = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
-        #expect(try again.snapshot(runID: "R")?.outputs.count == 40)
+        #expect(try await again.snapshot(runID: "R")?.outputs.count == 40)
         again.close()
     }
 }

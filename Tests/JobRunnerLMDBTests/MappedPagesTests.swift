@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -34,15 +35,15 @@ import Testing
             changes.append(.putJob(runID: "R", JobRecord(jobID: id, pipeline: "p", needs: [id + "-need"])))
             changes.append(.putAttempt(runID: "R", AttemptRecord(jobID: id, number: 1, startedAt: start)))
         }
-        try await store.commit(changes)
+        try await store.commitAsNewOwner(changes)
         let file = URL(fileURLWithPath: directory + "/db/data.mdb").resolvingSymlinksInPath().path
         let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
         #expect(size > 1 << 20, "the run fills more than a megabyte")
-        let snapshot = try #require(try store.snapshot(runID: "R"))
+        let snapshot = try #require(try await store.snapshot(runID: "R"))
         #expect(snapshot.jobs.count == ids.count)
         let resident = try #require(Self.residentKilobytes(of: file), "LMDB maps the data file")
         #expect(resident * 1024 < size / 8, "\(resident) KiB of a \(size / 1024) KiB file still mapped")
         // Read again after the release: the same records.
-        #expect(try store.snapshot(runID: "R") == snapshot)
+        #expect(try await store.snapshot(runID: "R") == snapshot)
     }
 }

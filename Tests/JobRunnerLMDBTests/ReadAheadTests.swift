@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Synchronization
 import Testing
 
@@ -20,10 +21,10 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try await lmdbStoreWithRun(in: directory)
         let plan = resuming.plan
-        let direct = try #require(try store.resumableRun(runID: "R", plan: plan))
+        let direct = try #require(try await store.resumableRun(runID: "R", plan: plan))
         store.readAhead()
         #expect(store.rowsReadAhead.withLock { $0?.progress.count } == resuming.stored.count)
-        let ahead = try #require(try store.resumableRun(runID: "R", plan: plan))
+        let ahead = try #require(try await store.resumableRun(runID: "R", plan: plan))
         #expect(store.rowsReadAhead.withLock { $0 == nil }, "taken once, then let go")
         #expect(ahead.run == direct.run)
         #expect(ahead.attempts == direct.attempts)
@@ -42,8 +43,8 @@ import Testing
         var head = try #require(resuming.stored.first { $0.jobID == "head" })
         head.state = .succeeded
         head.attempts = 1
-        try await store.commit([.putJob(runID: "R", head)])
-        let resumable = try #require(try store.resumableRun(runID: "R", plan: resuming.plan))
+        try await store.commitAsNewOwner([.putJob(runID: "R", head)])
+        let resumable = try #require(try await store.resumableRun(runID: "R", plan: resuming.plan))
         #expect(resumable.record("head")?.state == .succeeded)
         #expect(resumable.record("head")?.attempts == 1)
     }
@@ -65,7 +66,7 @@ import Testing
                     attempts: rows.attempts, outputs: rows.outputs)
             })
         store.rowsReadAhead.withLock { $0 = marked }
-        let resumable = try #require(try store.resumableRun(runID: "R", plan: resuming.plan))
+        let resumable = try #require(try await store.resumableRun(runID: "R", plan: resuming.plan))
         #expect(resumable.record("head")?.state == .skipped)
     }
 
@@ -79,7 +80,7 @@ import Testing
         let store = try await lmdbStoreWithRun(in: directory)
         var finished = resuming.run
         finished.state = .succeeded
-        try await store.commit([.putRun(finished)])
+        try await store.commitAsNewOwner([.putRun(finished)])
         store.readAhead()
         #expect(store.rowsReadAhead.withLock { $0 == nil }, "a final run is not resumed")
     }
@@ -104,7 +105,7 @@ import Testing
         try state.prepare()
         do {
             let first = try state.openStore()
-            try await first.commit([.setCurrentRun("moved")])
+            try await first.commitAsNewOwner([.setCurrentRun("moved")])
             first.close()
         }
         do {
@@ -118,6 +119,7 @@ import Testing
         try state.prepare()
         let store = try state.openStore(openedEarly: early)
         #expect(store !== early)
-        #expect(try store.currentRunID() == nil, "the database now at the path, not the one moved aside")
+        #expect(
+            try await store.currentRunID() == nil, "the database now at the path, not the one moved aside")
     }
 }

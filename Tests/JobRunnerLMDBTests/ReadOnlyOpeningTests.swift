@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -12,7 +13,7 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let writer = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
-        try await writer.commit([
+        try await writer.commitAsNewOwner([
             .putRun(RunRecord(id: "R", state: .succeeded, startedAt: Date(), jobIDs: [], runnerPID: 1))
         ])
         writer.close()
@@ -20,8 +21,8 @@ import Testing
         let before = try Data(contentsOf: dataFile)
 
         let reader = try LMDBQueueStore(readingOnly: directory, withoutLockFile: withoutLockFile)
-        #expect(try reader.runs().map(\.id) == ["R"])
-        await #expect(throws: StoreError.self) { try await reader.commit([.deleteRun("R")]) }
+        #expect(try await reader.runs().map(\.id) == ["R"])
+        await #expect(throws: StoreError.self) { try await reader.commitAsNewOwner([.deleteRun("R")]) }
         reader.close()
         #expect(try Data(contentsOf: dataFile) == before)
     }

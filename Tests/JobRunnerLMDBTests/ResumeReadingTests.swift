@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -105,7 +106,7 @@ import Testing
     /// version, which the direct reader leaves to `JSONDecoder`.
     func storeWithRun(_ kind: StoreKind, in directory: String) async throws -> any QueueStore {
         let store = try kind.make(directory)
-        try await store.commit(
+        try await store.commitAsNewOwner(
             [.putRun(run), .setCurrentRun("R")] + stored.map { .putJob(runID: "R", $0) } + [
                 .putAttempt(runID: "R", AttemptRecord(jobID: "busy", number: 1, startedAt: start, pid: 4242)),
                 .putAttempt(
@@ -152,8 +153,8 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try await storeWithRun(kind, in: directory)
-        let snapshot = try #require(try store.resumableSnapshot(runID: "R"))
-        let resumable = try #require(try store.resumableRun(runID: "R", plan: plan))
+        let snapshot = try #require(try await store.resumableSnapshot(runID: "R"))
+        let resumable = try #require(try await store.resumableRun(runID: "R", plan: plan))
         #expect(resumable.run == snapshot.run)
         #expect(resumable.attempts == snapshot.attempts)
         #expect(resumable.outputs == snapshot.outputs)
@@ -188,8 +189,8 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try #require(try await storeWithRun(.lmdb, in: directory) as? LMDBQueueStore)
-        let written = try #require(try store.resumableRun(runID: "R", plan: plan))
-        let writtenSnapshot = try store.snapshot(runID: "R")
+        let written = try #require(try await store.resumableRun(runID: "R", plan: plan))
+        let writtenSnapshot = try await store.snapshot(runID: "R")
         let jobs = store.environment.tables.jobs
         try store.environment.write { txn throws(LMDBError) in
             for record in stored where record.jobID != "legacy" {
@@ -197,8 +198,8 @@ import Testing
                 try txn.put(jobs, key: key, value: CompactRowTests.fullRow(record))
             }
         }
-        let full = try #require(try store.resumableRun(runID: "R", plan: plan))
-        #expect(try store.snapshot(runID: "R") == writtenSnapshot)
+        let full = try #require(try await store.resumableRun(runID: "R", plan: plan))
+        #expect(try await store.snapshot(runID: "R") == writtenSnapshot)
         for job in plan.jobs {
             #expect(full.record(job.id) == written.record(job.id), "\(job.id)")
         }
@@ -213,7 +214,7 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try await storeWithRun(.lmdb, in: directory)
-        let (scheduler, decision) = resume(try #require(try store.resumableRun(runID: "R", plan: plan)))
+        let (scheduler, decision) = resume(try #require(try await store.resumableRun(runID: "R", plan: plan)))
         let before = Dictionary(uniqueKeysWithValues: stored.map { ($0.jobID, $0) })
         for id in ["done", "done-nocode", "failed", "blocked", "skipped", "cancelled", "off", "legacy"] {
             #expect(scheduler.record(id) == before[id], "\(id) stays as it was")

@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerTesting
 import Testing
 
 @testable import JobRunnerLMDB
@@ -13,14 +14,14 @@ import Testing
     }
 
     func seed(_ store: LMDBQueueStore) async throws {
-        try await store.commit([
+        try await store.commitAsNewOwner([
             .putRun(
                 RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a", "b", "c"], runnerPID: 1)),
             .putJob(runID: "R", job("a", .running)), .putJob(runID: "R", job("b", .pending)),
             .putJob(runID: "R", job("c", .pending)),
             .putOutputs(runID: "R", jobID: "a", occurrence: "", ["k": "v"]),
         ])
-        try await store.commit([
+        try await store.commitAsNewOwner([
             .putJob(runID: "R", job("a", .succeeded)), .putJob(runID: "R", job("b", .failed)),
         ])
     }
@@ -32,13 +33,15 @@ import Testing
         defer { store.close() }
         try await seed(store)
         let overview = try #require(
-            try store.overview(runID: "R", listing: { state, _ in state != .succeeded }, withOutputs: true))
+            try await store.overview(
+                runID: "R", listing: { state, _ in state != .succeeded }, withOutputs: true))
         #expect(overview.states == ["a": .succeeded, "b": .failed, "c": .pending])
         #expect(Set(overview.jobs.keys) == ["b", "c"])
         #expect(overview.jobs["b"]?.state == .failed)
         #expect(overview.outputs.isEmpty, "outputs only of listed jobs")
-        let all = try #require(try store.overview(runID: "R", listing: { _, _ in true }, withOutputs: true))
+        let all = try #require(
+            try await store.overview(runID: "R", listing: { _, _ in true }, withOutputs: true))
         #expect(all.outputs == ["a": ["k": "v"]])
-        #expect(try store.overview(runID: "nope", listing: { _, _ in true }) == nil)
+        #expect(try await store.overview(runID: "nope", listing: { _, _ in true }) == nil)
     }
 }

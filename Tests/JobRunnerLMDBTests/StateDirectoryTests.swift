@@ -76,7 +76,7 @@ import Testing
         #expect(state.lockHolder() == nil, "an operator command is no runner")
 
         let waiting = DispatchSemaphore(value: 0)
-        let runner = Task.detached { () -> RunnerLock? in
+        let runner = Task.detached { () -> DirectoryLock? in
             await onThread { try? state.lockForRunner(whileWaiting: { waiting.signal() }) }
         }
         await onThread { waiting.wait() }
@@ -147,10 +147,10 @@ import Testing
 private final class RaceResults: @unchecked Sendable {
     // @unchecked: guarded by `lock`.
     private let lock = NSLock()
-    private var locks: [RunnerLock] = []
+    private var locks: [DirectoryLock] = []
     private var messages: [String] = []
 
-    func add(won: RunnerLock) { lock.withLock { locks.append(won) } }
+    func add(won: DirectoryLock) { lock.withLock { locks.append(won) } }
     func add(lost message: String) { lock.withLock { messages.append(message) } }
     func taken() -> (Int, [String]) { lock.withLock { (locks.count, messages) } }
 }

@@ -16,7 +16,7 @@ import Testing
         return info.me_last_txnid
     }
 
-    @Test func aNewStoreCommitsItsTablesAndSchemaVersionAtOnce() throws {
+    @Test func aNewStoreCommitsItsTablesAndSchemaVersionAtOnce() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try LMDBQueueStore(directory: directory)
@@ -25,13 +25,13 @@ import Testing
         // Opened again, it is the same store: nothing is written, nothing refused.
         let again = try LMDBQueueStore(directory: directory)
         #expect(lastTransaction(again) == 1)
-        #expect(try again.runs().isEmpty)
+        #expect(try await again.runs().isEmpty)
     }
 
     /// A runner killed during that first commit, after its pages and before its meta page,
     /// leaves a file longer than its two meta pages with nothing committed: it is a new store,
     /// not a damaged one.
-    @Test func aFirstCommitThatDiedBeforeItsMetaPageLeavesANewStore() throws {
+    @Test func aFirstCommitThatDiedBeforeItsMetaPageLeavesANewStore() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var env: OpaquePointer?
@@ -44,7 +44,7 @@ import Testing
         bytes.append(Data(repeating: 0xAB, count: 3 * 4096))
         try bytes.write(to: url)
         let store = try LMDBQueueStore(directory: directory)
-        #expect(try store.runs().isEmpty)
+        #expect(try await store.runs().isEmpty)
         #expect(lastTransaction(store) == 1)
     }
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Glibc
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// `jobrunner logs [JOB] [--attempt N] [--run ID] [-f]`.
 struct LogsCommand: AsyncParsableCommand {
@@ -46,14 +45,15 @@ struct LogsCommand: AsyncParsableCommand {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
-        let (store, snapshot) = try openRun(stateDirectory, runID: runID)
+        let (store, snapshot) = try await openRun(stateDirectory, runID: runID)
         defer { store.close() }
+        let reader = store.reader
         guard let job else {
             if snapshot.attempts.isEmpty, let words = OccurrenceWords.withoutAttempt(snapshot.run) {
                 printError("jobrunner: " + words)
                 throw ExitCode(ExitStatus.failed)
             }
-            try await RunLogs(stateDirectory: stateDirectory, store: store, runID: snapshot.run.id)
+            try await RunLogs(reader: reader, runID: snapshot.run.id)
                 .print(follow: follow)
             return
         }
@@ -65,15 +65,11 @@ struct LogsCommand: AsyncParsableCommand {
                         + MatrixIDs.choice(of: job, among: matches, command: "logs"))
                 throw ExitCode(ExitStatus.failed)
             }
-            printError("jobrunner: " + OccurrenceWords.noJob(job, in: snapshot.run, store: store))
+            printError("jobrunner: " + (await OccurrenceWords.noJob(job, in: snapshot.run, reader: reader)))
             throw ExitCode(ExitStatus.failed)
         }
-        let chosen = try await chooseAttempt(
-            of: job, in: snapshot, store: store, stateDirectory: stateDirectory)
-        let path =
-            chosen.logPath.map(stateDirectory.resolveLogPath)
-            ?? LogLayout.attemptLog(
-                in: stateDirectory.logsPath, runID: snapshot.run.id, jobID: job, attempt: chosen.number)
+        let chosen = try await chooseAttempt(of: job, in: snapshot, reader: reader)
+        let path = reader.logPath(of: chosen, runID: snapshot.run.id)
         if path.contains("/\(Scheduler.constraintLogFolder)/") {
             printError(
                 "jobrunner: attempt \(chosen.number) of \(job) \(chosen.reason ?? "failed"); the output of the constraint's last satisfy in this run:"
@@ -87,14 +83,14 @@ struct LogsCommand: AsyncParsableCommand {
         while true {
             try await Task.sleep(for: Self.pollInterval)
             offset = LogFile.copy(path: path, from: offset)
-            let current = try? store.snapshot(runID: snapshot.run.id)?.attempts[job]?.first {
+            let current = try? await reader.snapshot(runID: snapshot.run.id)?.attempts[job]?.first {
                 $0.number == chosen.number
             }
             if current?.outcome != nil {
                 _ = LogFile.copy(path: path, from: offset)
                 return
             }
-            if stateDirectory.lockHolder() == nil {
+            if await reader.runnerPID() == nil {
                 _ = LogFile.copy(path: path, from: offset)
                 printError(
                     "jobrunner: the runner that wrote this log is gone and attempt \(chosen.number) of \(job) never ended; the next `jobrunner run` resumes the run"
@@ -106,7 +102,7 @@ struct LogsCommand: AsyncParsableCommand {
 
     /// The attempt asked for, or the latest; with `-f`, waits for the first one to start.
     private func chooseAttempt(
-        of job: String, in snapshot: RunSnapshot, store: LMDBQueueStore, stateDirectory: StateDirectory
+        of job: String, in snapshot: RunSnapshot, reader: ReadModel
     ) async throws -> AttemptRecord {
         var attempts = snapshot.attempts[job] ?? []
         if let attempt {
@@ -132,14 +128,14 @@ struct LogsCommand: AsyncParsableCommand {
         }
         printError("jobrunner: waiting for \(job) to start…")
         while true {
-            if stateDirectory.lockHolder() == nil {
+            if await reader.runnerPID() == nil {
                 printError(
                     "jobrunner: no runner works on run \(snapshot.run.id), so \(job) does not start; `jobrunner run` starts it"
                 )
                 throw ExitCode(ExitStatus.failed)
             }
             try await Task.sleep(for: Self.pollInterval)
-            let current = try? store.snapshot(runID: snapshot.run.id)
+            let current = try? await reader.snapshot(runID: snapshot.run.id)
             attempts = current?.attempts[job] ?? []
             if let first = attempts.last { return first }
             if let record = current?.jobs[job], record.state.isFinal {

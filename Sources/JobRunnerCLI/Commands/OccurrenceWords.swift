@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// What `logs` and `status` say about periodic jobs (SPEC 5.8), whose occurrences are runs of
 /// their own: one that never started, and a periodic job looked for in another run.
@@ -24,17 +23,12 @@ enum OccurrenceWords {
 
     /// Why `run` has no record of `job`, and where to look: the occurrence's own words, or, for
     /// a periodic job, its latest occurrence that ran; else a "did you mean".
-    static func noJob(_ job: String, in run: RunRecord, store: LMDBQueueStore) -> String {
+    static func noJob(_ job: String, in run: RunRecord, reader: ReadModel) async -> String {
         if run.occurrenceOf == job, let words = withoutAttempt(run) { return words }
-        let occurrences = ((try? store.runs()) ?? []).filter { $0.occurrenceOf == job }
         // The latest occurrence that was not skipped or missed (it may have a log); else the
         // latest of any kind.
-        let ran = occurrences.filter { $0.state != .skipped && $0.state != .missed }
-        let earlier = { (a: RunRecord, b: RunRecord) in
-            (a.scheduledAt ?? a.startedAt) < (b.scheduledAt ?? b.startedAt)
-        }
-        if let latest = ran.max(by: earlier) ?? occurrences.max(by: earlier) {
-            let which = ran.isEmpty ? "its latest" : "the latest that ran"
+        if let (latest, ran) = (try? await reader.latestOccurrence(of: job)) ?? nil {
+            let which = ran ? "the latest that ran" : "its latest"
             return
                 "run \(run.id) has no job '\(job)': it is periodic, and each of its occurrences is a run of its own; \(which) is \(latest.id) (\(latest.state.rawValue)): pass --run \(latest.id), or another id `jobrunner runs` lists"
         }

@@ -2,36 +2,36 @@ import ArgumentParser
 import Foundation
 import Glibc
 import JobRunnerCore
-import JobRunnerLMDB
 import JobRunnerShell
 
 /// `jobrunner suspend PIPELINE`: one more level of suspension (SPEC 5.3).
-struct SuspendCommand: ParsableCommand {
+struct SuspendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "suspend",
         abstract: "Stop starting attempts in a pipeline (nested: each suspend needs a resume).",
         discussion:
-            "Running attempts finish. Works with or without a runner; a live runner notices within a second.")
+            "Running attempts finish. Works with or without a runner; a live runner is woken and notices at once."
+    )
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The pipeline's name.") var pipeline: String
 
-    func run() throws {
-        let record = try adjustSuspension(pipeline, by: 1, global.stateDirectory)
+    func run() async throws {
+        let record = try await adjustSuspension(pipeline, by: 1, global.stateDirectory)
         print("pipeline \(pipeline) suspended (count \(record.suspended))")
     }
 }
 
 /// `jobrunner resume PIPELINE`: one level of suspension less.
-struct ResumeCommand: ParsableCommand {
+struct ResumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume", abstract: "Undo one `suspend` of a pipeline; at zero, attempts start again.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The pipeline's name.") var pipeline: String
 
-    func run() throws {
-        let record = try adjustSuspension(pipeline, by: -1, global.stateDirectory)
+    func run() async throws {
+        let record = try await adjustSuspension(pipeline, by: -1, global.stateDirectory)
         print(
             record.suspended == 0
                 ? "pipeline \(pipeline) resumed"
@@ -39,47 +39,34 @@ struct ResumeCommand: ParsableCommand {
     }
 }
 
-/// Changes a pipeline's persisted suspend count and pokes a live runner. A name that no run
+/// Changes a pipeline's persisted suspend count and wakes a live runner. A name that no run
 /// has used and no suspension holds is refused (a typo would otherwise suspend nothing).
-private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirectory: StateDirectory) throws
+private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirectory: StoreOpener) async throws
     -> PipelineRecord
 {
     do {
-        try stateDirectory.prepare()
-        let store = try stateDirectory.openStore()
+        let store = try stateDirectory.openForWriting(preparing: true)
         defer { store.close() }
-        let known = try knownPipelines(store)
+        let known = try await store.reader.knownPipelines()
         if !known.isEmpty, !known.contains(pipeline) {
             printError(
                 "jobrunner: no pipeline '\(pipeline)'\(Suggestion.hint(for: pipeline, in: known.sorted()))"
                     + " (known: \(known.sorted().joined(separator: ", ")))")
             throw ExitCode(ExitStatus.invalid)
         }
-        if delta < 0, (try store.pipelines()[pipeline]?.suspended ?? 0) == 0 {
+        if delta < 0, (try await store.reader.pipelines()[pipeline]?.suspended ?? 0) == 0 {
             printError("jobrunner: pipeline \(pipeline) is not suspended")
             throw ExitCode(ExitStatus.failed)
         }
-        let record = try store.updatePipeline(pipeline) { $0.suspended = max(0, $0.suspended + delta) }
-        pokeRunner(stateDirectory)
+        let record = try await store.store.updatePipeline(pipeline) {
+            $0.suspended = max(0, $0.suspended + delta)
+        }
+        await store.waker.wakeRunner()
         return record
     } catch let error as StoreError {
         printError("jobrunner: \(error)")
         throw ExitCode(ExitStatus.stateUnusable)
     }
-}
-
-/// The pipelines of the recent runs and those with a stored suspension; empty before the first run.
-private func knownPipelines(_ store: LMDBQueueStore) throws -> Set<String> {
-    var names = Set(try store.pipelines().filter { $0.value.suspended > 0 }.keys)
-    for run in try store.runs().suffix(20) {
-        names.formUnion(run.pipelineLimits.keys)
-    }
-    return names
-}
-
-/// Tells a live runner to look at the store now.
-private func pokeRunner(_ stateDirectory: StateDirectory) {
-    if let pid = stateDirectory.lockHolder() { kill(pid, SIGUSR1) }
 }
 
 /// `retry`, `skip` and `cancel`: one shape, three kinds, each for one job or several.
@@ -97,24 +84,24 @@ extension JobActionCommand {
 
 extension JobActionCommand {
     /// Whether the runner went away with `requests` still stored, looked at a few times a
-    /// second: a runner takes them within a second (it reads the store every second, and at
-    /// once when signalled), but one whose run has just closed exits without reading them, and
-    /// a finished run is never resumed, so they would be lost. False once they are taken. A
-    /// runner that has not taken them after ``slowRunnerNotice`` is said to be waited for.
+    /// second: a runner takes them as soon as it is woken (it reads them then, and when it
+    /// starts), but one whose run has just closed exits without reading them, and a finished
+    /// run is never resumed, so they would be lost. False once they are taken. A runner that
+    /// has not taken them after ``slowRunnerNotice`` is said to be waited for.
     static func runnerLeft(
-        _ requests: [OperatorRequest], in runID: String, store: LMDBQueueStore, stateDirectory: StateDirectory
+        _ requests: [OperatorRequest], in runID: String, reader: ReadModel
     ) async throws -> Bool {
         let ours = Set(requests.map(\.id))
         let notice = ContinuousClock.now + slowRunnerNotice
         var told = false
         while true {
             // Read after the lock: a runner that took them and then ended leaves none stored.
-            let gone = !stateDirectory.runnerHoldsLock()
-            let stored = try store.requests(runID: runID).contains { ours.contains($0.id) }
+            let gone = !(await reader.runnerWorks())
+            let stored = try await reader.requests(runID: runID).contains { ours.contains($0.id) }
             if !stored { return false }
             if gone { return true }
             if !told && ContinuousClock.now >= notice {
-                let pid = stateDirectory.lockHolder().map { " (pid \($0))" } ?? ""
+                let pid = await reader.runnerPID().map { " (pid \($0))" } ?? ""
                 printError("jobrunner: waiting for the runner\(pid) to take the request")
                 told = true
             }
@@ -133,9 +120,9 @@ extension JobActionCommand {
         }
         // Taken first: what follows is decided on the run as it is once no other operator
         // command changes it and no runner can start.
-        let lock: OperatorLock
+        let lock: any OperatorLockHold
         do {
-            lock = try stateDirectory.lockForOperator {
+            lock = try await stateDirectory.lock.lockForOperator {
                 printError(
                     "jobrunner: waiting for another jobrunner command to finish with \(stateDirectory.path)")
             }
@@ -144,8 +131,9 @@ extension JobActionCommand {
             throw ExitCode(ExitStatus.stateUnusable)
         }
         defer { withExtendedLifetime(lock) {} }
-        let (store, snapshot) = try openRun(stateDirectory, runID: nil, forWriting: true)
+        let (store, snapshot) = try await openRun(stateDirectory, runID: nil, forWriting: true)
         defer { store.close() }
+        let reader = store.reader
         let verb = Self.kind.rawValue
         var names = jobs
         if let defaults = defaultJobs(in: snapshot) {
@@ -173,21 +161,28 @@ extension JobActionCommand {
             OperatorRequest(id: base + UInt64(index), kind: Self.kind, jobID: name, requestedAt: Date())
         }
         do {
+            // What this command changes itself it changes under a claim of its own, taken once
+            // no runner works on the run (none can start while the operator lock is held).
+            var claim: StoreClaim?
+            func owned() async throws(StoreError) -> StoreClaim {
+                if let claim { return claim }
+                let taken = try await store.store.claim(owner: "operator \(getpid())")
+                claim = taken
+                return taken
+            }
             if lock.runnerWorks {
-                try await store.commit(requests.map { .putRequest(runID: snapshot.run.id, $0) })
-                // The signal only hurries it: a runner reads the store every second anyway.
-                if let pid = lock.runnerPID { kill(pid, SIGUSR1) }
+                try await store.store.post(requests, runID: snapshot.run.id)
+                // Woken, the runner reads them at once; it also reads them whenever it starts.
+                await store.waker.wakeRunner()
                 let runner = lock.runnerPID.map { "the runner (pid \($0))" } ?? "the runner"
-                guard
-                    try await Self.runnerLeft(
-                        requests, in: snapshot.run.id, store: store, stateDirectory: stateDirectory)
-                else {
+                guard try await Self.runnerLeft(requests, in: snapshot.run.id, reader: reader) else {
                     print("asked \(runner) to \(verb) \(names.joined(separator: ", "))")
                     return
                 }
                 // It ended without them (its run had just closed): applied here instead, as no
                 // runner can start while the operator lock is held.
-                try await store.commit(requests.map { .deleteRequest(runID: snapshot.run.id, id: $0.id) })
+                try await store.store.commit(
+                    requests.map { .deleteRequest(runID: snapshot.run.id, id: $0.id) }, under: owned())
                 print("\(runner) ended before it took the request; applying it here")
             }
             // No runner, and none starts while the operator lock is held: apply them here, in order.
@@ -195,7 +190,7 @@ extension JobActionCommand {
             // The run as the last request that changed it left it: reopened or closed.
             var changedRun: RunRecord?
             for request in requests {
-                guard let current = try store.snapshot(runID: snapshot.run.id) else {
+                guard let current = try await reader.snapshot(runID: snapshot.run.id) else {
                     throw ExitCode(ExitStatus.failed)
                 }
                 let (result, decision) = OfflineOperator.apply(request, to: current, now: Date())
@@ -212,7 +207,7 @@ extension JobActionCommand {
                     printError("jobrunner: cannot \(verb) \(request.jobID): \(why)")
                     refused = true
                 case .applied(let what):
-                    try await store.commit(decision.changes)
+                    try await store.store.commit(decision.changes, under: owned())
                     // A dead runner may have left the attempt's processes behind.
                     for case .endAttempt(_, let jobID, let attempt, let pid, let startTime) in decision
                         .effects

@@ -1,11 +1,9 @@
 import ArgumentParser
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
-import Synchronization
 
 /// `jobrunner prune [--keep N] [--older-than D]`: delete finished runs and their logs now.
-struct PruneCommand: ParsableCommand {
+struct PruneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune",
         abstract: "Delete finished runs, and their logs, beyond a number or an age.",
@@ -39,7 +37,7 @@ struct PruneCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let stateDirectory = global.stateDirectory
         guard stateDirectory.hasDatabase else {
             print("no runs yet in \(stateDirectory.path)")
@@ -48,26 +46,19 @@ struct PruneCommand: ParsableCommand {
         let policy = RetentionPolicy(
             runs: keep, age: JobDuration.parse(olderThan) ?? RetentionPolicy.defaultAge)
         do {
-            let store = try stateDirectory.openStore()
+            let store = try stateDirectory.openForWriting()
             defer { store.close() }
-            let runs = try store.runs()
-            let current = try store.currentRunID().map { Set([$0]) } ?? []
+            let runs = try await store.reader.runs()
+            let current = try await store.reader.currentRunID().map { Set([$0]) } ?? []
             let ids = policy.runsToPrune(runs, now: Date(), keeping: current)
             if !ids.isEmpty {
-                let done = DispatchSemaphore(value: 0)
-                let outcome = Mutex<StoreError?>(nil)
-                store.submit(ids.map { StoreChange.deleteRun($0) }) { result in
-                    if case .failure(let error) = result { outcome.withLock { $0 = error } }
-                    done.signal()
-                }
-                done.wait()
-                if let error = outcome.withLock({ $0 }) { throw error }
+                try await store.store.prune(runs: ids)
                 for id in ids {
-                    try? FileManager.default.removeItem(atPath: "\(stateDirectory.logsPath)/\(id)")
+                    try? FileManager.default.removeItem(atPath: "\(stateDirectory.logs.logsPath)/\(id)")
                 }
             }
             print("pruned \(ids.count) run\(ids.count == 1 ? "" : "s"); \(runs.count - ids.count) kept")
-        } catch let error as StoreError {
+        } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
         }

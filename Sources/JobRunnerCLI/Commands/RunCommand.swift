@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import Glibc
 import JobRunnerCore
-import JobRunnerLMDB
 import JobRunnerShell
 import JobRunnerYAML
 import Logging

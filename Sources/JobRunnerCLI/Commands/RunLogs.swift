@@ -1,13 +1,11 @@
 import ArgumentParser
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// `jobrunner logs` without a job: every job's output in one stream, each line prefixed by its
 /// job, as `docker compose logs` does; with `-f`, followed until the run is final.
 struct RunLogs {
-    let stateDirectory: StateDirectory
-    let store: LMDBQueueStore
+    let reader: ReadModel
     let runID: String
 
     /// Where each log was read up to, and the piece of a line not yet printed.
@@ -19,7 +17,7 @@ struct RunLogs {
     func print(follow: Bool) async throws {
         var positions: [String: Position] = [:]
         while true {
-            guard let snapshot = try? store.snapshot(runID: runID) else {
+            guard let snapshot = try? await reader.snapshot(runID: runID) else {
                 printError("jobrunner: run \(runID) is gone")
                 throw ExitCode(ExitStatus.failed)
             }
@@ -29,10 +27,7 @@ struct RunLogs {
             for id in snapshot.run.jobIDs {
                 let attempts = snapshot.attempts[id] ?? []
                 for attempt in follow ? attempts : Array(attempts.suffix(1)) {
-                    let path =
-                        attempt.logPath.map(stateDirectory.resolveLogPath)
-                        ?? LogLayout.attemptLog(
-                            in: stateDirectory.logsPath, runID: runID, jobID: id, attempt: attempt.number)
+                    let path = reader.logPath(of: attempt, runID: runID)
                     let key = "\(id)#\(attempt.number)"
                     var position = positions[key] ?? Position()
                     let prefix = id.padding(toLength: width, withPad: " ", startingAt: 0) + " | "
@@ -44,7 +39,7 @@ struct RunLogs {
             }
             guard follow else { return }
             if snapshot.run.state.isFinal { return }
-            if stateDirectory.lockHolder() == nil {
+            if await reader.runnerPID() == nil {
                 printError(
                     "jobrunner: no runner works on run \(runID) (\(snapshot.run.state.rawValue)); the next `jobrunner run` resumes it"
                 )

@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import Glibc
 import JobRunnerCore
-import JobRunnerLMDB
 import JobRunnerShell
 import JobRunnerYAML
 import Logging
@@ -57,8 +56,8 @@ struct RunnerSession {
         // Every way out before the store is taken waits for that reading to end and closes
         // what it opened: a process gone in the middle of a read leaves its slot in the
         // database's table of readers, which a live runner beside it would keep.
-        let earlyStore = Task { await stateDirectory.openExistingStoreReadingAhead() }
-        func letGoOfEarlyStore() async { await earlyStore.value?.close() }
+        let earlyStore = stateDirectory.openEarly()
+        func letGoOfEarlyStore() async { await earlyStore.letGo() }
         let jobSet = await JobSet.load(options.paths, environment: environment)
         guard var workload = jobSet.workload else {
             await letGoOfEarlyStore()
@@ -74,23 +73,19 @@ struct RunnerSession {
             }
         }
         let secrets = Secrets(SecretMasker(values: workload.secretValues(environment: environment)))
-        let lock: RunnerLock
-        let store: LMDBQueueStore
+        let state: RunnerStore
         do {
-            try stateDirectory.prepare()
-            lock = try stateDirectory.lockForRunner {
+            state = try await stateDirectory.openForRunner(early: earlyStore) {
                 printError("jobrunner: waiting for a jobrunner command to finish with \(stateDirectory.path)")
             }
-            // Kept only if it still holds the data file of the directory now locked.
-            store = try stateDirectory.openStore(openedEarly: await earlyStore.value)
         } catch {
             printError("jobrunner: \(error)")
             await letGoOfEarlyStore()
             throw ExitCode(ExitStatus.stateUnusable)
         }
         defer {
-            store.close()
-            withExtendedLifetime(lock) {}
+            state.close()
+            withExtendedLifetime(state.hold) {}
         }
         // Processes a job orphans (a `setsid` daemon) come back to the runner, which ends them
         // with their attempt and reaps them.
@@ -99,7 +94,7 @@ struct RunnerSession {
         var observers: [any RunObserver] = []
         if let events = options.events { observers.append(try EventsWriter(path: events)) }
         let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
-        let logs = LogTail(directory: stateDirectory.logsPath)
+        let logs = LogTail(directory: state.logs.logsPath)
         switch resolvedProgress(fd: progressFD) {
         case .tty:
             observers.append(TerminalProgress(fd: progressFD, totalJobs: workload.jobs.count, logs: logs))
@@ -121,11 +116,11 @@ struct RunnerSession {
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         var runnerOptions = RunnerOptions(
-            maxRunning: options.jobs, startNewRun: startNew, logDirectory: stateDirectory.logsPath,
+            maxRunning: options.jobs, startNewRun: startNew, logDirectory: state.logs.logsPath,
             runnerPID: getpid(), serve: serve)
-        runnerOptions.storedLogDirectory = StateDirectory.logsFolder
+        runnerOptions.storedLogDirectory = LogLocation.folder
         let runner = Runner(
-            workload: workload, store: store, handler: handlers,
+            workload: workload, store: state.store, claim: state.claim, handler: handlers,
             observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
@@ -139,15 +134,16 @@ struct RunnerSession {
         // `serve` leaves SIGTERM and SIGINT to its service group (a graceful shutdown); `run` turns
         // them into a stop itself, to exit 128 + the signal.
         let stopSignals = serve ? [] : [SIGINT, SIGTERM]
-        let signals = SignalForwarder(signals: stopSignals + [SIGUSR1, SIGHUP]) { signal in
+        let signals = SignalForwarder(signals: stopSignals + [SIGHUP]) { signal in
             switch signal {
-            // SIGUSR1 is how `suspend`, `resume`, `retry`, `skip` and `cancel` say "look at the store".
-            case SIGUSR1: runner.poke()
             case SIGHUP: reloader?.reload()
             default: runner.requestStop(signal: signal)
             }
         }
         defer { signals.cancel() }
+        // How `suspend`, `resume`, `retry`, `skip` and `cancel` say "look at the store".
+        let wakes = state.waker.listen { runner.poke() }
+        defer { wakes.stop() }
         let watcher = reloader.map { reloader in
             // Unstructured: polls the job files' dates once a second until the session ends.
             Task {

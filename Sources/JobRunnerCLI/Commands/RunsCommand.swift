@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// `jobrunner runs [--json] [--limit N]`: the history, newest first.
-struct RunsCommand: ParsableCommand {
+struct RunsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "runs",
         abstract: "List runs, newest first: each run of the jobs and each periodic occurrence.",
@@ -24,25 +23,21 @@ struct RunsCommand: ParsableCommand {
         if limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
     }
 
-    func run() throws {
+    func run() async throws {
         let stateDirectory = global.stateDirectory
         guard stateDirectory.hasDatabase else {
             if !json { print("no runs yet in \(stateDirectory.path)") }
             return
         }
         do {
-            let store = try stateDirectory.openStoreForReading()
+            let store = try stateDirectory.openForReading()
             defer { store.close() }
-            let runs = try store.runs().sorted { $0.startedAt > $1.startedAt }.prefix(limit)
             var rows: [[String]] = []
-            for run in runs {
-                var counts: [JobState: Int] = [:]
-                let jobs = try store.snapshot(runID: run.id)?.jobs ?? [:]
-                for record in jobs.values { counts[record.state, default: 0] += 1 }
+            for entry in try await store.reader.recentRuns(limit: limit) {
                 if json {
-                    print(Self.json(run, counts: counts))
+                    print(Self.json(entry.run, counts: entry.counts))
                 } else {
-                    rows.append(Self.row(run, counts: counts))
+                    rows.append(Self.row(entry.run, counts: entry.counts))
                 }
             }
             if !json {

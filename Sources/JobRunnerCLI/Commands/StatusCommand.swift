@@ -1,10 +1,9 @@
 import ArgumentParser
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// `jobrunner status [--json] [--run ID]`.
-struct StatusCommand: ParsableCommand {
+struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Show the jobs and pipelines of the current run and what each waiting job waits for.")
@@ -21,11 +20,11 @@ struct StatusCommand: ParsableCommand {
 
     @Flag(
         help: ArgumentHelp(
-            "List every job. Without it, a run of more than \(StatusReport.fullListLimit) jobs lists only the jobs that did not succeed and counts the others."
+            "List every job. Without it, a run of more than \(RunView.fullListLimit) jobs lists only the jobs that did not succeed and counts the others."
         ))
     var all = false
 
-    func run() throws {
+    func run() async throws {
         let stateDirectory = global.stateDirectory
         let json = json
         let noRuns = {
@@ -38,25 +37,13 @@ struct StatusCommand: ParsableCommand {
         guard stateDirectory.hasDatabase else { return noRuns() }
         // One store for the whole command: LMDB must not have one environment open twice in a
         // process, and a closed store's environment is released by its writer thread, later.
-        let (store, overview) = try openOverview(
-            stateDirectory, runID: runID, all: all || json, ifNoCurrentRun: noRuns)
-        defer { store.close() }
-        let pipelines: [String: PipelineRecord]
-        let schedules: [String: ScheduleRecord]
-        let current: String?
-        do {
-            pipelines = try store.pipelines()
-            schedules = try store.schedules()
-            current = try store.currentRunID()
-        } catch {
-            printError("jobrunner: \(error)")
-            throw ExitCode(ExitStatus.stateUnusable)
+        let all = all || json
+        let (store, view) = try await openRun(stateDirectory, runID: runID, ifNoCurrentRun: noRuns) {
+            reader, id throws(StoreError) in
+            try await reader.runView(runID: id, all: all, countsUnlisted: !json)
         }
-        var report = StatusReport(
-            overview: overview, suspended: pipelines, runnerPID: stateDirectory.lockHolder(),
-            describing: !json)
-        report.schedules = schedules
-        if overview.run.occurrenceOf == nil { report.replaced = current != overview.run.id }
+        defer { store.close() }
+        let report = StatusReport(view: view, describing: !json)
         if json {
             report.writeJSON { bytes in writeBytes(STDOUT_FILENO, bytes) }
         } else {
@@ -65,27 +52,14 @@ struct StatusCommand: ParsableCommand {
     }
 }
 
-/// Opens the store beside any runner and reads what `status` shows of a run (the current one
-/// when `runID` is nil): every job's state, and the records of the jobs it lists.
-func openOverview(
-    _ stateDirectory: StateDirectory, runID: String?, all: Bool, ifNoCurrentRun: (() -> Void)? = nil
-) throws -> (LMDBQueueStore, RunOverview) {
-    try openRun(stateDirectory, runID: runID, ifNoCurrentRun: ifNoCurrentRun) {
-        store, id throws(StoreError) in
-        try store.overview(
-            runID: id, listing: { StatusReport.lists($0, jobCount: $1.jobIDs.count, all: all) },
-            withOutputs: all)
-    }
-}
-
 /// Opens the store beside any runner and reads a run (the current one when `runID` is nil).
 /// - Parameter forWriting: opens the store to write to it too; else it is opened read-only
-///   (``StateDirectory/openStoreForReading()``).
-func openRun(_ stateDirectory: StateDirectory, runID: String?, forWriting: Bool = false) throws -> (
-    LMDBQueueStore, RunSnapshot
+///   (``StoreOpener/openForReading()``).
+func openRun(_ stateDirectory: StoreOpener, runID: String?, forWriting: Bool = false) async throws -> (
+    OpenedStore, RunSnapshot
 ) {
-    try openRun(stateDirectory, runID: runID, forWriting: forWriting) { store, id throws(StoreError) in
-        try store.snapshot(runID: id)
+    try await openRun(stateDirectory, runID: runID, forWriting: forWriting) { reader, id throws(StoreError) in
+        try await reader.snapshot(runID: id)
     }
 }
 
@@ -94,21 +68,23 @@ func openRun(_ stateDirectory: StateDirectory, runID: String?, forWriting: Bool 
 /// - Parameter ifNoCurrentRun: called instead of the error when no run is asked for and none
 ///   is current; the command then exits 0.
 private func openRun<Read>(
-    _ stateDirectory: StateDirectory, runID: String?, ifNoCurrentRun: (() -> Void)? = nil,
-    forWriting: Bool = false, _ read: (LMDBQueueStore, String) throws(StoreError) -> Read?
-) throws -> (LMDBQueueStore, Read) {
+    _ stateDirectory: StoreOpener, runID: String?, ifNoCurrentRun: (() -> Void)? = nil,
+    forWriting: Bool = false, _ read: (ReadModel, String) async throws(StoreError) -> Read?
+) async throws -> (OpenedStore, Read) {
     do {
-        let store = try forWriting ? stateDirectory.openStore() : stateDirectory.openStoreForReading()
-        let id = try runID ?? store.currentRunID()
+        let store = try forWriting ? stateDirectory.openForWriting() : stateDirectory.openForReading()
+        let reader = store.reader
+        var id = runID
+        if id == nil { id = try await reader.currentRunID() }
         if id == nil, let ifNoCurrentRun {
             store.close()
             ifNoCurrentRun()
             throw ExitCode.success
         }
-        guard let id, let result = try read(store, id) else {
+        guard let id, let result = try await read(reader, id) else {
             store.close()
             if let runID {
-                let known = (try? store.runs().map(\.id).suffix(5)) ?? []
+                let known = (try? await reader.runs().map(\.id).suffix(5)) ?? []
                 printError(
                     "jobrunner: no run '\(runID)' in \(stateDirectory.path); recent runs: \(known.joined(separator: ", "))"
                 )

@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
 
 extension StatusReport {
     /// `status --json` (SPEC 5.11), written out in pieces of about 256 KiB as it is made: one

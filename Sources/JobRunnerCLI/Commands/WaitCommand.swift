@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import JobRunnerCore
-import JobRunnerLMDB
 
 /// `jobrunner wait [--run ID] [--timeout D]`: blocks until a run started elsewhere is final.
 struct WaitCommand: AsyncParsableCommand {
@@ -37,15 +36,16 @@ struct WaitCommand: AsyncParsableCommand {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
-        let (store, first) = try openRun(stateDirectory, runID: runID)
+        let (store, first) = try await openRun(stateDirectory, runID: runID)
         defer { store.close() }
+        let reader = store.reader
         let deadline = timeout.flatMap(JobDuration.parse).map { Date().addingTimeInterval($0.seconds) }
         var told = false
         var run = first.run
         // Another process writes the run: nothing to await across processes, so the record is
         // read a few times a second.
         while !run.state.isFinal {
-            if !told, stateDirectory.lockHolder() == nil {
+            if !told, await reader.runnerPID() == nil {
                 printError(
                     "jobrunner: run \(run.id) is \(run.state.rawValue) and no runner works on it; waiting for a `jobrunner run` to finish it"
                 )
@@ -57,9 +57,8 @@ struct WaitCommand: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(200))
             do {
-                // Read without LMDB's lock file, the store is safe only while no runner writes.
-                if store.readsWithoutLockFile { try stateDirectory.refuseReadingWithoutLockFile() }
-                run = try store.snapshot(runID: run.id)?.run ?? run
+                // A store read without LMDB's lock file refuses to read once a runner writes.
+                run = try await reader.run(run.id) ?? run
             } catch {
                 printError("jobrunner: \(error)")
                 throw ExitCode(ExitStatus.stateUnusable)

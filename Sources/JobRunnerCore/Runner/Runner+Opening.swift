@@ -21,7 +21,7 @@ extension Runner {
     func open(now: Date, random: any RandomSource, inputs: [SchedulerInput]) async throws(StoreError)
         -> Opened
     {
-        let suspended = try store.pipelines().mapValues(\.suspended)
+        let suspended = try await store.base.pipelines().mapValues(\.suspended)
         // A disabled periodic job has no timetable entry, but is no one-shot job either. By
         // index: a copy of each of 100,000 definitions costs more than the look.
         var periodicIDs = Set(periodic.map(\.id))
@@ -36,22 +36,22 @@ extension Runner {
             : RunPlan(
                 jobs: full.jobs.filter { !periodicIDs.contains($0.id) },
                 pipelines: Array(full.pipelines.values))
-        let unfinished = try unfinishedOccurrences(periodic: periodicIDs)
+        let unfinished = try await unfinishedOccurrences(periodic: periodicIDs)
         for (_, snapshot) in unfinished {
             await endOrphans(runID: snapshot.run.id, attempts: snapshot.attempts)
             await endSatisfies(runID: snapshot.run.id)
         }
         var earlier: [StoreChange] = []
         // Resuming, superseding and ending orphans look only at the attempts left open.
-        let current = try store.currentRunID()
-        if let current, let resumable = try store.resumableRun(runID: current, plan: plan),
+        let current = try await store.base.currentRunID()
+        if let current, let resumable = try await store.base.resumableRun(runID: current, plan: plan),
             !resumable.run.state.isFinal,
             resumable.run.occurrenceOf == nil
         {
             await endOrphans(runID: resumable.run.id, attempts: resumable.attempts)
             await endSatisfies(runID: resumable.run.id)
             if !options.startNewRun && plan.hasJobs(resumable.run.jobIDs) {
-                let requests = try store.requests(runID: resumable.run.id)
+                let requests = try await store.base.requests(runID: resumable.run.id)
                 let (scheduler, decision) = Scheduler.resume(
                     consume resumable, plan: plan, runnerPID: options.runnerPID, suspended: suspended,
                     pendingRequests: requests, options: schedulerOptions,
@@ -61,7 +61,7 @@ extension Runner {
                 )
             }
             // Another set of jobs: the records of those the plan does not have are read too.
-            if let snapshot = try store.resumableSnapshot(runID: current) {
+            if let snapshot = try await store.base.resumableSnapshot(runID: current) {
                 earlier = Scheduler.supersede(snapshot, now: now)
             }
         }
@@ -69,7 +69,9 @@ extension Runner {
         var runID = Self.makeRunID(now: now, random: &idRandom)
         // Two runs started in the same millisecond must not share an id (one would overwrite
         // the other's records).
-        while try store.snapshot(runID: runID) != nil { runID = Self.makeRunID(now: now, random: &idRandom) }
+        while try await store.base.snapshot(runID: runID) != nil {
+            runID = Self.makeRunID(now: now, random: &idRandom)
+        }
         let (scheduler, opening) = Scheduler.newRun(
             plan: plan, runID: runID, runnerPID: options.runnerPID, suspended: suspended,
             options: schedulerOptions,
@@ -82,14 +84,14 @@ extension Runner {
 
     /// Occurrence runs of today's periodic jobs that are not final: a runner stopped or died
     /// while they ran.
-    private func unfinishedOccurrences(periodic: Set<String>) throws(StoreError) -> [(
+    private func unfinishedOccurrences(periodic: Set<String>) async throws(StoreError) -> [(
         Occurrence, RunSnapshot
     )] {
         guard !periodic.isEmpty else { return [] }
         var found: [(Occurrence, RunSnapshot)] = []
-        for run in try store.runs() where !run.state.isFinal {
+        for run in try await store.base.runs() where !run.state.isFinal {
             guard let jobID = run.occurrenceOf, let date = run.scheduledAt, periodic.contains(jobID),
-                let snapshot = try store.resumableSnapshot(runID: run.id)
+                let snapshot = try await store.base.resumableSnapshot(runID: run.id)
             else { continue }
             found.append((Occurrence(jobID: jobID, scheduledAt: date), snapshot))
         }

@@ -355,24 +355,36 @@ extension Runner {
         }
 
         /// What an occurrence's attempt receives of its job's needs; a periodic need an earlier
-        /// runner ran is read from its stored run.
+        /// runner ran was read from its stored run before the loop began (store reads are async).
         private func outputsOfNeeds(of job: JobDefinition) -> [String: [String: String]] {
-            let store = runner.store
+            let runner = self.runner
             return conductor.outputsOfNeeds(of: job) { runID, jobID in
-                (try? store.snapshot(runID: runID))??.outputs[jobID]
+                runner.outputsReadEarlier(runID: runID, jobID: jobID)
             }
         }
 
-        /// Suspensions and operator requests as the store holds them now.
+        /// Suspensions and operator requests as the store holds them now, read by a task (store
+        /// reads are async) that hands them back as messages, as the store check always did.
         private func readStore() {
-            do {
-                decide(.suspensions(try runner.store.pipelines().mapValues(\.suspended)))
-                for runID in conductor.runIDs {
-                    let requests = try runner.store.requests(runID: runID)
-                    if !requests.isEmpty { decide(.run(runID, .operatorRequests(requests, stored: true))) }
+            let store = runner.store.base
+            let mailbox = runner.mailbox
+            let logger = runner.logger
+            let runIDs = conductor.runIDs
+            // Unstructured: it only reads and posts messages; one that ends after the loop posts
+            // to nobody. A request read twice (two pokes) is applied once (its id is kept).
+            Task {
+                do {
+                    let suspended = try await store.pipelines().mapValues(\.suspended)
+                    mailbox.yield(.broadcast(.suspensions(suspended)))
+                    for runID in runIDs {
+                        let requests = try await store.requests(runID: runID)
+                        if !requests.isEmpty {
+                            mailbox.yield(.input(run: runID, .operatorRequests(requests, stored: true)))
+                        }
+                    }
+                } catch {
+                    logger.warning("cannot read operator requests", metadata: ["error": "\(error)"])
                 }
-            } catch {
-                runner.logger.warning("cannot read operator requests", metadata: ["error": "\(error)"])
             }
         }
 

@@ -88,7 +88,15 @@ public final class Runner: Sendable {
     let workload: Workload
     /// The periodic jobs of the workload, as the timetable sees them.
     let periodic: [Timetable.Job]
-    let store: any QueueStore
+    /// The store, read and written through ``store`` once the runner holds its claim.
+    private let queueStore: any QueueStore
+    /// The claim the caller took for the runner, if it took one; else the runner takes one.
+    private let givenClaim: StoreClaim?
+    /// The claim the runner's commits are made under, once taken.
+    private let heldClaim = Mutex<StoreClaim?>(nil)
+    /// The outputs of periodic jobs' latest succeeded occurrences that earlier runners ran, read
+    /// before the loop begins: what the occurrences that need them receive (SPEC 5.8).
+    private let earlierOutputs = Mutex<[JobInRun: [String: String]]>([:])
     let handler: any JobHandler
     let clock: any RunnerClock
     let observer: any RunObserver
@@ -109,8 +117,10 @@ public final class Runner: Sendable {
     ///   - connectivity: says whether the machine is online, every `workload.connectivity.interval`;
     ///     nil: always online. Not asked at all when no job needs the internet.
     ///   - constraints: runs constraints' `check` and `satisfy`; nil: every constraint holds.
+    ///   - claim: the claim to commit under, taken by the caller (the command line takes it
+    ///     once it holds the runner lock); nil: ``run()`` takes one from the store.
     public init(
-        workload: Workload, store: any QueueStore, handler: any JobHandler,
+        workload: Workload, store: any QueueStore, claim: StoreClaim? = nil, handler: any JobHandler,
         clock: any RunnerClock = SystemClock(),
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
         connectivity: (any ConnectivityProbe)? = nil, constraints: (any ConstraintRunner)? = nil,
@@ -120,7 +130,8 @@ public final class Runner: Sendable {
         self.probe = connectivity
         self.constraintRunner = constraints
         self.workload = workload
-        self.store = store
+        self.queueStore = store
+        self.givenClaim = claim
         self.handler = handler
         self.clock = clock
         self.observer = observer
@@ -151,12 +162,33 @@ public final class Runner: Sendable {
         mailbox.yield(.poke)
     }
 
+    /// The store as this runner writes to it: every commit under the runner's claim. Before the
+    /// claim is taken (never the case once ``run()`` opens the run) the claim is one no store
+    /// granted, so a commit would be refused.
+    var store: ClaimedStore {
+        ClaimedStore(
+            queueStore, claim: heldClaim.withLock { $0 } ?? StoreClaim(owner: "no runner", fencing: 0))
+    }
+
+    /// The outputs of a periodic job's occurrence run by an earlier runner, as read before the
+    /// loop began; empty when it had none or could not be read.
+    func outputsReadEarlier(runID: String, jobID: String) -> [String: String] {
+        earlierOutputs.withLock { $0[JobInRun(runID: runID, jobID: jobID)] } ?? [:]
+    }
+
     /// Runs until every job of the run is final, or until a stop request has been carried out.
     /// - Throws: ``StoreError`` when state cannot be read or written; running attempts are
-    ///   ended first.
+    ///   ended first; ``StoreError/Code/staleClaim`` when another owner claimed the store.
     public func run() async throws(StoreError) -> RunSummary {
         // Whatever ends the run, what observers were given is written out.
         defer { observer.flush() }
+        let claim: StoreClaim
+        if let givenClaim {
+            claim = givenClaim
+        } else {
+            claim = try await queueStore.claim(owner: "runner \(options.runnerPID)")
+        }
+        heldClaim.withLock { $0 = claim }
         let random: any RandomSource = randomSeed.map { SeededRandomSource(seed: $0) } ?? SystemRandomSource()
         var known: [SchedulerInput] = []
         let usesInternet = workload.usesInternet
@@ -176,9 +208,12 @@ public final class Runner: Sendable {
                 runID: scheduler.run.id, resumed: resumed,
                 finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
                 totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
+        let schedules = try await queueStore.schedules()
+        await readEarlierOutputs(schedules)
         let conductor = Conductor(
-            main: consume scheduler, timetable: Timetable(jobs: periodic, records: try store.schedules()),
-            workload: workload, online: known.isEmpty, finishedRuns: FinishedRuns(try store.runs()),
+            main: consume scheduler, timetable: Timetable(jobs: periodic, records: schedules),
+            workload: workload, online: known.isEmpty,
+            finishedRuns: FinishedRuns(try await queueStore.runs()),
             options: ConductorOptions(
                 serve: options.serve, runnerPID: options.runnerPID, scheduler: schedulerOptions),
             // A stream of its own: the run of one-shot jobs draws its jitter from `random`.
@@ -216,6 +251,25 @@ public final class Runner: Sendable {
             stopSignal: pump.stopSignal, counts: main.counts,
             failedOccurrences: pump.conductor.failedOccurrences,
             troubled: main.troubledJobs)
+    }
+
+    /// Reads the outputs of each periodic job's latest occurrence that succeeded under an
+    /// earlier runner, in one read: the loop cannot wait for a read when an occurrence that
+    /// needs them starts. Those of occurrences this runner runs are kept as they end.
+    private func readEarlierOutputs(_ schedules: [String: ScheduleRecord]) async {
+        // Only the periodic jobs another job needs: 10,000 periodic jobs of their own read nothing.
+        var needed = Set<String>()
+        for index in workload.jobs.indices where !workload.jobs[index].needs.isEmpty {
+            needed.formUnion(workload.jobs[index].needs)
+        }
+        let jobs = schedules.values.compactMap { record in
+            record.lastResult == .succeeded && needed.contains(record.jobID)
+                ? record.lastRunID.map { JobInRun(runID: $0, jobID: record.jobID) } : nil
+        }
+        guard !jobs.isEmpty else { return }
+        // An unreadable store gives nothing rather than stopping, as an unreadable run did.
+        let outputs = (try? await queueStore.outputs(of: jobs)) ?? [:]
+        earlierOutputs.withLock { $0 = outputs }
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only

@@ -1,0 +1,123 @@
+import Foundation
+import JobRunnerCore
+import JobRunnerLMDB
+
+/// Where the state is kept, and the one place that knows which store keeps it: LMDB in a state
+/// directory. Every command opens its store here and reads through the ``ReadModel``; no other
+/// file of the command line names the store's module.
+struct StoreOpener: Sendable {
+    private let directory: StateDirectory
+
+    /// - Parameter path: absolute, or relative to the current directory.
+    init(path: String) {
+        directory = StateDirectory(path: path)
+    }
+
+    /// The state directory, absolute, for messages.
+    var path: String { directory.path }
+
+    /// Whether a database exists here (read-only commands say so instead of creating one).
+    /// Also true when the state path is there but cannot be used, so that opening it says why.
+    var hasDatabase: Bool { directory.hasDatabase }
+
+    /// Where the attempt logs are.
+    var logs: LogLocation { directory.logs }
+
+    /// Who works on the store: the state directory's runner and operator locks.
+    var lock: any RunnerLock { directory.runnerLock }
+
+    /// How the runner at work is woken: SIGUSR1 to the pid its lock records.
+    var waker: any RunnerWaker { directory.runnerWaker }
+
+    /// Opens the existing store for reading only (`status`, `runs`, `logs`, `wait`): nothing in
+    /// the state directory is created or changed, so an archived one, or one on read-only
+    /// media, can be read.
+    func openForReading() throws(StoreError) -> OpenedStore {
+        opened(try directory.openStoreForReading())
+    }
+
+    /// Opens the store for reading and writing (`prune`, the operator commands).
+    /// - Parameter preparing: creates the state directory first when it is missing.
+    func openForWriting(preparing: Bool = false) throws(StoreError) -> OpenedStore {
+        if preparing { try directory.prepare() }
+        return opened(try directory.openStore())
+    }
+
+    private func opened(_ store: LMDBQueueStore) -> OpenedStore {
+        OpenedStore(
+            reader: ReadModel(store: store, lock: lock, logs: logs), waker: waker, closing: { store.close() })
+    }
+
+    // MARK: A runner's store
+
+    /// Opens an existing database, and reads the run to resume, while the job files load
+    /// (``StateDirectory/openExistingStoreReadingAhead()``).
+    func openEarly() -> EarlyStore {
+        let directory = self.directory
+        return EarlyStore(task: Task { await directory.openExistingStoreReadingAhead() })
+    }
+
+    /// Makes the state directory if need be, takes the runner lock, opens the store (the one
+    /// opened early, if it still holds the directory's data file) and takes its claim: the
+    /// lock held by this process is what lets the claim be the only one.
+    /// - Parameter whileWaiting: called once if an operator command must be waited for first.
+    func openForRunner(early: EarlyStore, whileWaiting: () -> Void) async throws(StoreError) -> RunnerStore {
+        try directory.prepare()
+        let hold = try await lock.lockForRunner(whileWaiting: whileWaiting)
+        // Kept only if it still holds the data file of the directory now locked.
+        let store = try directory.openStore(openedEarly: await early.task.value)
+        let claim: StoreClaim
+        do {
+            claim = try await store.claim(owner: "runner \(getpid())")
+        } catch {
+            store.close()
+            throw error
+        }
+        return RunnerStore(
+            store: store, claim: claim, hold: hold, waker: waker, logs: logs, closing: { store.close() })
+    }
+}
+
+/// A store a command opened, read through its ``ReadModel``; ``close()`` when done.
+struct OpenedStore: Sendable {
+    /// The queries every command reads through.
+    let reader: ReadModel
+    /// How the runner at work is woken.
+    let waker: any RunnerWaker
+    fileprivate let closing: @Sendable () -> Void
+
+    /// The store, for the commands that write.
+    var store: any QueueStore { reader.store }
+    /// Who works on the store.
+    var lock: (any RunnerLock)? { reader.lock }
+
+    /// Lets the store finish what was submitted, then close.
+    func close() { closing() }
+}
+
+/// The store a runner works on: opened, locked and claimed (``StoreOpener/openForRunner(early:whileWaiting:)``).
+struct RunnerStore: Sendable {
+    let store: any QueueStore
+    /// The claim the runner commits under.
+    let claim: StoreClaim
+    /// The runner lock, held while this value is.
+    let hold: any RunnerLockHold
+    /// How other processes wake the runner.
+    let waker: any RunnerWaker
+    let logs: LogLocation
+    fileprivate let closing: @Sendable () -> Void
+
+    /// Lets the store finish what was submitted, then close; the lock goes with the last
+    /// reference to this value.
+    func close() { closing() }
+}
+
+/// A store opened early, while the job files load.
+struct EarlyStore: Sendable {
+    fileprivate let task: Task<LMDBQueueStore?, Never>
+
+    /// Waits for the early opening to end and closes what it opened: for every way out before
+    /// the store is taken (a process gone in the middle of a read leaves its slot in the
+    /// database's table of readers, which a live runner beside it would keep).
+    func letGo() async { await task.value?.close() }
+}
