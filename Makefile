@@ -1,9 +1,11 @@
 # jobrunner — `make run` runs the sample jobs, `make test` the test suite, `make bench` the benchmarks,
-# `make torture` the attacks from outside (kill -9, lock deletion, a full disk, damaged databases).
+# `make torture` the attacks from outside (kill -9, lock deletion, a full disk, damaged databases),
+# `make install` / `make uninstall` put jobrunner on this machine and take it off again.
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test test-python torture asan tsan bench fixtures fuzz format lint clean
+.PHONY: setup build release run test test-python systemd-tools torture asan tsan bench fixtures fuzz \
+	format lint clean manual install uninstall
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -24,10 +26,13 @@ release: setup
 run: build
 	.build/debug/jobrunner run --state .build/jobrunner-state jobs/
 
-# Builds every product first: the tests run the jobrunner binary and load the plugin libraries
-# (libnoop.so, libhello.so, libtestkit.so, ...) built beside it. SchemaTests validates the job
-# files against docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML.
-test: setup test-python
+# Builds every product first: the tests run the jobrunner binary and load the example plugins
+# (libnoop.so, libhello.so, ...) built beside it. Their own plugins (Tests/Plugins: libtestkit.so,
+# the malformed ones) are no products: the build tool plugin Tests/TestPluginLibraries builds them
+# with the test target, under .build/plugins/. SchemaTests validates the job files against
+# docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML; InstallTests runs
+# systemd-analyze on the example's systemd unit.
+test: setup test-python systemd-tools
 	$(SWIFT) build
 	$(SWIFT) test
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
@@ -36,12 +41,24 @@ test: setup test-python
 # at random moments, then finished: nothing lost, nothing done twice), lock deletion, a full
 # disk (a 2 MiB tmpfs; skipped with a message where mounting is not allowed) and 200 seeds of
 # damaged databases, against the built binary. Everything it writes goes to temporary directories.
-torture: build
-	python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200 \
+# The run at scale uses the tests' testkit plugin: built with the tests, found by its directory.
+torture: setup
+	$(SWIFT) build --build-tests
+	JOBRUNNER_PLUGIN_PATH="$$(echo $(CURDIR)/.build/plugins/outputs/*/JobRunnerCLITests/*/TestPluginLibraries/lib)" \
+		python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200 \
 		--scale-kills 5
 
 test-python:
 	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml
+
+# systemd-analyze, for the test that verifies examples/periodic-refresh's unit; installed (the
+# systemd package) only when missing. Where it cannot run, that test says so and is skipped.
+systemd-tools:
+	@if ! command -v systemd-analyze >/dev/null 2>&1; then \
+		echo "installing systemd (for systemd-analyze) with apt-get"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq systemd; \
+	fi
 
 # The test suite under AddressSanitizer and under ThreadSanitizer, each in a build directory of
 # its own (.build/asan, .build/tsan) so the normal build stays as it is. The end-to-end tests run
@@ -106,6 +123,56 @@ format:
 
 lint:
 	$(SWIFT) format lint --recursive Sources Tests plugins Package.swift
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]` builds for release and installs:
+#   PREFIX/lib/jobrunner/jobrunner         the binary, with the example plugins beside it
+#   PREFIX/lib/jobrunner/lib{noop,files,hello}.so   (its plugin search looks in the binary's
+#                                          directory, symbolic links resolved)
+#   PREFIX/bin/jobrunner                   a symbolic link to ../lib/jobrunner/jobrunner
+#   PREFIX/share/man/man1/jobrunner.1      the manual, every command in one page
+#   PREFIX/share/bash-completion/completions/jobrunner, PREFIX/share/zsh/site-functions/_jobrunner,
+#   PREFIX/share/fish/vendor_completions.d/jobrunner.fish
+# `make uninstall` with the same PREFIX and DESTDIR removes exactly these files, and the
+# directory PREFIX/lib/jobrunner once it is empty. The plugins of jobrunner's own tests are no
+# products of the package: a release build has none, and nothing installs them. The binary uses
+# the Swift runtime of the toolchain that built it.
+PREFIX ?= /usr/local
+DESTDIR ?=
+# What `install` copies: the release build, and the manual `manual` makes (another BUILT lets a
+# test install a debug build, with `make -o release -o manual install`).
+BUILT ?= .build/release
+MANUAL ?= .build/manual/jobrunner.1
+EXAMPLE_PLUGINS := noop files hello
+INSTALL_LIB := $(DESTDIR)$(PREFIX)/lib/jobrunner
+INSTALL_BIN := $(DESTDIR)$(PREFIX)/bin
+INSTALL_MAN := $(DESTDIR)$(PREFIX)/share/man/man1
+INSTALL_BASH := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+INSTALL_ZSH := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+INSTALL_FISH := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+INSTALLED := $(INSTALL_LIB)/jobrunner $(EXAMPLE_PLUGINS:%=$(INSTALL_LIB)/lib%.so) $(INSTALL_BIN)/jobrunner \
+	$(INSTALL_MAN)/jobrunner.1 $(INSTALL_BASH)/jobrunner $(INSTALL_ZSH)/_jobrunner $(INSTALL_FISH)/jobrunner.fish
+
+# The manual page, by swift-argument-parser's generate-manual plugin (it builds the package for
+# release first, offline, and writes under .build/plugins/), copied to .build/manual/.
+manual: setup
+	$(SWIFT) package plugin generate-manual
+	@mkdir -p .build/manual
+	cp .build/plugins/GenerateManual/outputs/jobrunner/jobrunner.1 $(MANUAL)
+
+install: release manual
+	install -d $(INSTALL_LIB) $(INSTALL_BIN) $(INSTALL_MAN) $(INSTALL_BASH) $(INSTALL_ZSH) $(INSTALL_FISH)
+	install -m 755 $(BUILT)/jobrunner $(INSTALL_LIB)/jobrunner
+	for plugin in $(EXAMPLE_PLUGINS); do install -m 644 $(BUILT)/lib$$plugin.so $(INSTALL_LIB)/; done
+	ln -sfn ../lib/jobrunner/jobrunner $(INSTALL_BIN)/jobrunner
+	install -m 644 $(MANUAL) $(INSTALL_MAN)/jobrunner.1
+	$(BUILT)/jobrunner --generate-completion-script bash > $(INSTALL_BASH)/jobrunner
+	$(BUILT)/jobrunner --generate-completion-script zsh > $(INSTALL_ZSH)/_jobrunner
+	$(BUILT)/jobrunner --generate-completion-script fish > $(INSTALL_FISH)/jobrunner.fish
+	@echo "installed:"; for file in $(INSTALLED); do echo "  $$file"; done
+
+uninstall:
+	rm -f $(INSTALLED)
+	@if [ -d $(INSTALL_LIB) ]; then rmdir $(INSTALL_LIB) || echo "kept $(INSTALL_LIB): it holds files jobrunner did not install"; fi
 
 clean:
 	rm -rf .build .jobrunner

@@ -12,19 +12,8 @@ let package = Package(
         .library(name: "noop", type: .dynamic, targets: ["NoopPlugin"]),
         .library(name: "files", type: .dynamic, targets: ["FilesPlugin"]),
         .library(name: "hello", type: .dynamic, targets: ["HelloCPlugin"]),
-        // Used by the tests: handlers that crash, throw and check their parameters.
-        .library(name: "testkit", type: .dynamic, targets: ["TestKitPlugin"]),
-        // Used by the tests: C plugins that must be refused (another ABI, another Swift).
-        .library(name: "badabi", type: .dynamic, targets: ["BadABIPlugin"]),
-        .library(name: "oldswift", type: .dynamic, targets: ["OldSwiftPlugin"]),
-        // Used by the tests: malformed C plugins that crash or lie whoever loads or calls them.
-        .library(name: "hugecount", type: .dynamic, targets: ["HugeCountPlugin"]),
-        .library(name: "wildptr", type: .dynamic, targets: ["WildPointerPlugin"]),
-        .library(name: "ctorabort", type: .dynamic, targets: ["ConstructorAbortPlugin"]),
-        .library(name: "ctorhang", type: .dynamic, targets: ["ConstructorHangPlugin"]),
-        .library(name: "nullentry", type: .dynamic, targets: ["NullEntryPlugin"]),
-        .library(name: "datasymbol", type: .dynamic, targets: ["DataSymbolPlugin"]),
-        .library(name: "liar", type: .dynamic, targets: ["LiarPlugin"]),
+        // The tests' own plugins (Tests/Plugins) are no products: TestPluginLibraries builds them
+        // for the test target alone, so that no build puts them beside the binary.
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -83,28 +72,10 @@ let package = Package(
         .target(name: "NoopPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/noop"),
         .target(name: "FilesPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/files"),
         .target(name: "HelloCPlugin", dependencies: ["CJobRunnerPlugin"], path: "plugins/hello-c"),
-        .target(name: "TestKitPlugin", dependencies: ["JobRunnerPluginAPI"], path: "Tests/Plugins/testkit"),
-        .target(name: "BadABIPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/badabi"),
-        .target(name: "OldSwiftPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/oldswift"),
-        .target(
-            name: "HugeCountPlugin", dependencies: ["CJobRunnerPlugin"],
-            path: "Tests/Plugins/malformed/hugecount"),
-        .target(
-            name: "WildPointerPlugin", dependencies: ["CJobRunnerPlugin"],
-            path: "Tests/Plugins/malformed/wildptr"),
-        .target(
-            name: "ConstructorAbortPlugin", dependencies: ["CJobRunnerPlugin"],
-            path: "Tests/Plugins/malformed/ctorabort"),
-        .target(
-            name: "ConstructorHangPlugin", dependencies: ["CJobRunnerPlugin"],
-            path: "Tests/Plugins/malformed/ctorhang"),
-        .target(
-            name: "NullEntryPlugin", dependencies: ["CJobRunnerPlugin"],
-            path: "Tests/Plugins/malformed/nullentry"),
-        .target(
-            name: "DataSymbolPlugin", dependencies: ["CJobRunnerPlugin"],
-            path: "Tests/Plugins/malformed/datasymbol"),
-        .target(name: "LiarPlugin", dependencies: ["CJobRunnerPlugin"], path: "Tests/Plugins/malformed/liar"),
+        // Builds the plugin libraries of the tests (Tests/Plugins: testkit, and C plugins that must
+        // be refused or are malformed on purpose) for the test target it is applied to, into a
+        // directory of its own: `testPluginDirectory` in that target.
+        .plugin(name: "TestPluginLibraries", capability: .buildTool(), path: "Tests/TestPluginLibraries"),
         .target(
             name: "JobRunnerCLI",
             dependencies: [
@@ -156,7 +127,8 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerCLITests",
-            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost"]
+            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost"],
+            plugins: ["TestPluginLibraries"]
         ),
     ]
 )
@@ -164,7 +136,7 @@ let package = Package(
 // Strict settings for every target, in one place (as apple/swift-log does): Swift 6 mode (full
 // concurrency checking), `any` spelled out, and a file sees only the members of modules it
 // imports itself.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.type != .plugin {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -56,7 +56,7 @@ import Testing
 
     func path(of plugin: String, in workspace: borrowing Workspace) -> String {
         plugin == "truncated"
-            ? workspace.root + "/plugins/libtruncated.so" : Self.buildDirectory + "/lib\(plugin).so"
+            ? workspace.root + "/plugins/libtruncated.so" : testPluginDirectory + "/lib\(plugin).so"
     }
 
     @Test(arguments: cases) func validateReportsABadLibraryAtEachJobsPluginLine(_ bad: Case) async throws {
@@ -109,7 +109,7 @@ import Testing
         #expect(result.status == 2, "\(result.stderr)")
         #expect(
             result.stderr.contains(
-                "jobs/hang.yaml:3:13: error: job 'hang': plugin 'ctorhang' (\(Self.buildDirectory)/libctorhang.so) "
+                "jobs/hang.yaml:3:13: error: job 'hang': plugin 'ctorhang' (\(testPluginDirectory)/libctorhang.so) "
                     + "was still loading after 1s in a separate process and was stopped"), "\(result.stderr)")
     }
 
@@ -121,7 +121,7 @@ import Testing
             jobs:
               swap:
                 run: |
-                  cp "\(Self.buildDirectory)/libwildptr.so" "$PLUGINS/libhello.so.new"
+                  cp "\(testPluginDirectory)/libwildptr.so" "$PLUGINS/libhello.so.new"
                   mv "$PLUGINS/libhello.so.new" "$PLUGINS/libhello.so"
               greet:
                 needs: [swap]

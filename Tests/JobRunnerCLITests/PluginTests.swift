@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 
-/// Plugin jobs end to end, on the built binary and the plugin libraries built beside it
-/// (`hello`, C; `testkit`, Swift; `badabi` and `oldswift`, C plugins that must be refused).
+/// Plugin jobs end to end, on the built binary, the example plugins built beside it (`hello`, C)
+/// and the tests' own (`testkit`, Swift; `badabi` and `oldswift`, C plugins that must be
+/// refused), found in `testPluginDirectory`.
 @Suite(.serialized) struct PluginTests {
-    /// The directory of the built binary and plugins.
+    /// The directory of the built binary and the example plugins.
     static let buildDirectory = (realPath(jobrunnerBinary) as NSString).deletingLastPathComponent
 
     @Test func swiftAndCPluginsRunAndPassOutputsOn() async throws {
@@ -224,7 +225,7 @@ import Testing
         func error(at position: String) -> String? {
             errors.first { $0.hasPrefix("jobs/problems.yaml:\(position): error: ") }
         }
-        let searched = "\(workspace.root)/plugins, \(Self.buildDirectory)"
+        let searched = "\(testPluginDirectory), \(workspace.root)/plugins, \(Self.buildDirectory)"
         #expect(
             error(at: "3:13")?.contains("plugin 'nowhere' not found: no libnowhere.so in \(searched)")
                 == true, "\(errors)")
@@ -246,7 +247,7 @@ import Testing
 
     @Test func pluginsListsWhatItFoundAndWhatItCouldNotLoad() async throws {
         let workspace = try problemWorkspace()
-        let result = try await workspace.run("plugins", "jobs", "--all")
+        let result = try await workspace.run("plugins", "jobs")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.contains(workspace.root + "/plugins") })

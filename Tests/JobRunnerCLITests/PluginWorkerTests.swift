@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `isolation: process` end to end: calls run on a few persistent `jobrunner plugin-worker`
-/// processes per plugin, on the built binary and the `testkit` plugin built beside it.
+/// processes per plugin, on the built binary and the tests' `testkit` plugin.
 @Suite(.serialized) struct PluginWorkerTests {
     static let quiet = ["SWIFT_BACKTRACE": "enable=no"]
 
@@ -160,7 +160,7 @@ import Testing
         try FileManager.default.createDirectory(
             atPath: workspace.root + "/plugins", withIntermediateDirectories: true)
         try FileManager.default.copyItem(
-            atPath: PluginTests.buildDirectory + "/libtestkit.so",
+            atPath: testPluginDirectory + "/libtestkit.so",
             toPath: workspace.root + "/plugins/libtestkit.so")
         let run = try await workspace.run("run", "jobs")
         #expect(run.status == 1, "\(run.stdout)\(run.stderr)")

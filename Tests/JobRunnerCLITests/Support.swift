@@ -52,7 +52,9 @@ struct Workspace: ~Copyable {
         process.currentDirectoryURL = URL(fileURLWithPath: root)
         var environment = ProcessInfo.processInfo.environment
         environment["JOBRUNNER_STATE"] = nil
-        environment["JOBRUNNER_PLUGIN_PATH"] = nil
+        // The tests' own plugins (testkit, …) are not beside the binary: the build put them in a
+        // directory of their own (Tests/TestPluginLibraries).
+        environment["JOBRUNNER_PLUGIN_PATH"] = testPluginDirectory
         environment.merge(extra) { $1 }
         process.environment = environment
         process.standardOutput = stdout

@@ -20,13 +20,6 @@ struct PluginsCommand: ParsableCommand {
 
     @OptionGroup var unusedState: UnusedStateOption
 
-    @Flag(help: "Also list the plugins of jobrunner's own tests, built beside a jobrunner built from source.")
-    var all = false
-
-    /// The plugins jobrunner's own tests use (`Tests/Plugins`): the package builds them beside
-    /// the executable, where they would pass for installed plugins.
-    static let testPlugins: Set<String> = ["testkit", "badabi", "oldswift"]
-
     func run() throws {
         let jobPaths = JobSet.jobPaths(paths)
         // Only plugins.paths matter here; a job file with problems still lists what it can.
@@ -38,23 +31,7 @@ struct PluginsCommand: ParsableCommand {
             let exists = FileManager.default.fileExists(atPath: directory)
             print("  \(directory)\(exists ? "" : "  (missing)")")
         }
-        // The executable's directory is the last place searched.
-        let executableDirectory = catalog.searchPath.last
-        var hidden = 0
-        let found = catalog.discover().filter { entry in
-            let isTestPlugin =
-                Self.testPlugins.contains(entry.name)
-                && (entry.path as NSString).deletingLastPathComponent == executableDirectory
-            if isTestPlugin && !all { hidden += 1 }
-            return all || !isTestPlugin
-        }
-        defer {
-            if hidden > 0 {
-                print(
-                    "(\(hidden) plugins of jobrunner's own tests beside the executable not shown; --all shows them)"
-                )
-            }
-        }
+        let found = catalog.discover()
         guard !found.isEmpty else {
             print("no plugins found (a plugin is a lib<name>.so; see docs/writing-a-plugin.md)")
             return
