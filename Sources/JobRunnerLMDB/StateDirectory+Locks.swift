@@ -62,8 +62,31 @@ final class SignalListening: WakeListening, @unchecked Sendable {
 /// The runner lock: an `flock` on the state directory; released when this value goes away.
 public final class DirectoryLock: RunnerLockHold {
     private let fd: Int32
-    init(fd: Int32) { self.fd = fd }
+    private let directory: StateDirectory
+    init(fd: Int32, directory: StateDirectory) {
+        self.fd = fd
+        self.directory = directory
+    }
     deinit { close(fd) }
+
+    /// The directory locked is still the one at the state path, and its pid file is there: a
+    /// deleted `runner.lock` is written again (operator commands find the runner's pid in it);
+    /// a state directory deleted or replaced while the runner works is an error, so the runner
+    /// stops rather than go on with a store that nobody else sees (a second runner would start
+    /// on the new directory beside it).
+    public func verify() throws(StoreError) {
+        var held = stat()
+        var current = stat()
+        guard fstat(fd, &held) == 0 else { return }
+        guard stat(directory.path, &current) == 0, current.st_ino == held.st_ino, current.st_dev == held.st_dev
+        else {
+            throw StoreError(
+                .unusable,
+                "the state directory \(directory.path) was deleted or replaced while this runner worked on it; stopping: what it would store now would be lost. Start the runner again to begin afresh"
+            )
+        }
+        if access(directory.lockPath, F_OK) != 0 && errno == ENOENT { directory.writePIDFile() }
+    }
 }
 
 /// An operator command's hold on the state directory (``StateDirectory/lockForOperator(whileWaiting:)``):

@@ -164,12 +164,24 @@ public struct StateDirectory: Sendable {
                 "the state directory \(path) is in use by \(who); wait for it to finish, stop it, or pass --state DIR"
             )
         }
-        if pidFile >= 0 {
-            let text = Array("\(getpid())\n".utf8)
-            _ = ftruncate(pidFile, 0)
-            _ = text.withUnsafeBytes { pwrite(pidFile, $0.baseAddress, $0.count, 0) }
-        }
-        return DirectoryLock(fd: fd)
+        if pidFile >= 0 { Self.writePID(to: pidFile) }
+        return DirectoryLock(fd: fd, directory: self)
+    }
+
+    /// Writes this process's pid into `runner.lock` again (a runner whose pid file someone
+    /// deleted), under the file's flock as when the lock was taken.
+    func writePIDFile() {
+        let pidFile = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard pidFile >= 0 else { return }
+        defer { close(pidFile) }
+        Self.waitForFlock(pidFile, LOCK_EX)
+        Self.writePID(to: pidFile)
+    }
+
+    private static func writePID(to pidFile: Int32) {
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(pidFile, 0)
+        _ = text.withUnsafeBytes { pwrite(pidFile, $0.baseAddress, $0.count, 0) }
     }
 
     /// Takes the operator lock for an operator command (`retry`, `skip`, `cancel`), waiting for

@@ -49,7 +49,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             threads = PluginThreads(environment: ["JOBRUNNER_PLUGIN_THREADS": "2"])
             let catalog = PluginCatalog(
-                searchPath: [PluginTests.buildDirectory],
+                searchPath: [testPluginDirectory],
                 prober: PluginVetting.prober(executable: jobrunnerBinary, timeout: PluginVetting.timeout()))
             handlers = JobHandlers.standard(
                 plugins: catalog, pluginThreads: threads.pool, clock: SystemClock(),

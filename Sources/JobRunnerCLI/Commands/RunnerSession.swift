@@ -117,7 +117,11 @@ struct RunnerSession {
         logger.logLevel = .warning
         var runnerOptions = RunnerOptions(
             maxRunning: options.jobs, startNewRun: startNew, logDirectory: state.logs.logsPath,
-            runnerPID: getpid(), serve: serve)
+            runnerPID: getpid(),
+            // Besides the wake-ups operator commands send, in case one is lost (a deleted
+            // runner.lock left them no pid to signal): the store is read, and the runner's
+            // lock checked, every second.
+            storeCheckInterval: .seconds(1), serve: serve)
         runnerOptions.storedLogDirectory = LogLocation.folder
         let runner = Runner(
             workload: workload, store: state.store, claim: state.claim, handler: handlers,
@@ -125,7 +129,7 @@ struct RunnerSession {
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
             options: runnerOptions,
-            logger: logger, periodic: Timetable.Job.entries(of: workload))
+            logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold)
         let reloader =
             serve
             ? Reloader(

@@ -130,12 +130,9 @@ extension Runner {
                 perform(effects)
             case .durable(.failure(let error), _):
                 committed()
-                if storeFailure == nil {
-                    storeFailure = error
-                    // A notice: the run's caller reports the failure to the user in its own words.
-                    runner.logger.notice("cannot store state; stopping", metadata: ["error": "\(error)"])
-                }
-                stop(SIGTERM)
+                fail(error)
+            case .lost(let error):
+                fail(error)
             case .wake:
                 timer = nil
                 decide(.tick)
@@ -151,6 +148,17 @@ extension Runner {
             }
             rearmTimer()
             flushIfDue()
+        }
+
+        /// The store failed, or the runner's hold on it: nothing more is stored; the attempts
+        /// under way are ended and the run fails with the first such error.
+        private func fail(_ error: StoreError) {
+            if storeFailure == nil {
+                storeFailure = error
+                // A notice: the run's caller reports the failure to the user in its own words.
+                runner.logger.notice("cannot store state; stopping", metadata: ["error": "\(error)"])
+            }
+            stop(SIGTERM)
         }
 
         /// Hands an input to the conductor and submits what it decided.

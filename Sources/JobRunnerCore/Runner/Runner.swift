@@ -83,6 +83,9 @@ public final class Runner: Sendable {
         /// The wait of ``CommitPacing`` for fresh attempts is over: the alarm with this number
         /// rang.
         case paced(Int)
+        /// The runner's hold on the store no longer stands (its state directory was deleted or
+        /// replaced, a lease was lost): it stops, and the run fails with this error.
+        case lost(StoreError)
     }
 
     let workload: Workload
@@ -105,6 +108,8 @@ public final class Runner: Sendable {
     let constraintRunner: (any ConstraintRunner)?
     let options: RunnerOptions
     let logger: Logger
+    /// The runner lock held for this runner, checked at each store check (``RunnerLockHold/verify()``).
+    let lock: (any RunnerLockHold)?
     private let randomSeed: UInt64?
     let mailbox = Mailbox<Message>()
     /// The signal of a stop request (0: none), looked at before each message: a stop must not
@@ -124,8 +129,10 @@ public final class Runner: Sendable {
         clock: any RunnerClock = SystemClock(),
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
         connectivity: (any ConnectivityProbe)? = nil, constraints: (any ConstraintRunner)? = nil,
-        options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil, periodic: [Timetable.Job] = []
+        options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil, periodic: [Timetable.Job] = [],
+        lock: (any RunnerLockHold)? = nil
     ) {
+        self.lock = lock
         self.periodic = periodic
         self.probe = connectivity
         self.constraintRunner = constraints
@@ -279,10 +286,17 @@ public final class Runner: Sendable {
         let clock = self.clock
         let mailbox = self.mailbox
         if let interval = options.storeCheckInterval {
+            let lock = self.lock
             tasks.append(
                 Task {
                     while !Task.isCancelled {
                         try? await clock.sleep(until: clock.now().addingTimeInterval(interval.seconds))
+                        do throws(StoreError) {
+                            try lock?.verify()
+                        } catch {
+                            mailbox.yield(.lost(error))
+                            return
+                        }
                         mailbox.yield(.poke)
                     }
                 })

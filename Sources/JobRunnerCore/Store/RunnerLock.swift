@@ -25,7 +25,19 @@ public protocol RunnerLock: Sendable {
 }
 
 /// A held runner lock, released when it goes away.
-public protocol RunnerLockHold: AnyObject, Sendable {}
+public protocol RunnerLockHold: AnyObject, Sendable {
+    /// Checks, about once a second while the runner works, that the lock still holds what it
+    /// was taken for, and mends what it can (the LMDB store writes its pid file again when
+    /// someone deleted it, so operator commands find the runner).
+    /// - Throws: ``StoreError`` when the store under the lock is gone or replaced (a state
+    ///   directory deleted mid-run, a lease lost): the runner stops with it.
+    func verify() throws(StoreError)
+}
+
+extension RunnerLockHold {
+    /// Nothing to check: the hold lasts as long as the process.
+    public func verify() throws(StoreError) {}
+}
 
 /// A held operator lock, released when it goes away.
 public protocol OperatorLockHold: AnyObject, Sendable {
