@@ -102,6 +102,16 @@ final class GroupCommitWriter: @unchecked Sendable {
         try result.get()
     }
 
+    /// Wakes the readers waiting for this process's next commit: one made beside the writer
+    /// (``LMDBQueueStore/updatePipeline(_:_:)``) was.
+    func committedBeside() {
+        condition.lock()
+        let waiters = commitWaiters
+        commitWaiters = [:]
+        condition.unlock()
+        for waiter in waiters.values { waiter.resume() }
+    }
+
     /// Returns after this process's next commit, or when the task is cancelled.
     func waitForCommit() async {
         let id = UUID()

@@ -313,6 +313,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         do {
             // LMDB serialises write transactions across processes, so this read-modify-write
             // cannot interleave with another runner's or command's. Its event goes with it.
+            defer { writer.committedBeside() }
             return try environment.write { txn throws(LMDBError) in
                 var record = PipelineRecord(name: name)
                 if let bytes = try txn.get(tables.pipelines, key: StoreKey.pipeline(name)) {

@@ -165,10 +165,13 @@ struct RunnerSession {
             summary = serve ? try await Self.serve(runner, logger: logger) : try await runner.run()
         } catch {
             // The runner ended its attempts before it threw; nothing already stored was changed.
-            printError(
-                secrets.masker.mask(
-                    "jobrunner: \(error); the running attempts were ended and what was stored is kept: "
-                        + "fix the cause (free space, if the disk is full) and run again to resume"))
+            // A refused claim says itself what to do: another owner holds the store.
+            let remedy =
+                (error as? StoreError)?.code == .staleClaim
+                ? ""
+                : "; the running attempts were ended and what was stored is kept: "
+                    + "fix the cause (free space, if the disk is full) and run again to resume"
+            printError(secrets.masker.mask("jobrunner: \(error)" + remedy))
             throw ExitCode(ExitStatus.stateUnusable)
         }
         await jobHandlers.shutDown()

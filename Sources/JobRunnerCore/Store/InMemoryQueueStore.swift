@@ -19,12 +19,19 @@ public final class InMemoryQueueStore: QueueStore {
         /// The latest claim granted: the only one whose commits are taken.
         var claim: StoreClaim?
         var fencing: UInt64 = 0
+        /// The events, from `firstKept` on; those before it were let go, and are dropped from
+        /// the array once as many as are kept (so each commit costs O(1), not a shift of all).
         var events: [CommittedEvent] = []
+        var firstKept = 0
         var lastSequence: UInt64 = 0
         var eventWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
 
     private let contents = Mutex(Contents())
+    /// Held from a submission's commit to the end of its completion, so that completions run in
+    /// the order the commits were made, whatever the threads; recursive, for a completion that
+    /// submits again.
+    private let ordering = NSRecursiveLock()
 
     public init() {}
 
@@ -48,6 +55,8 @@ public final class InMemoryQueueStore: QueueStore {
         _ changes: [StoreChange], under claim: StoreClaim,
         completion: @escaping @Sendable (Result<Void, StoreError>) -> Void
     ) {
+        ordering.lock()
+        defer { ordering.unlock() }
         let result: Result<Void, StoreError> = commit { state in
             guard state.claim == claim else { return .failure(claim.refused(current: state.claim)) }
             Self.apply(changes, to: &state)
@@ -120,8 +129,12 @@ public final class InMemoryQueueStore: QueueStore {
             case .deleteRequest(let runID, let id): state.requests[runID]?[id] = nil
             }
         }
-        let excess = state.events.count - Int(CommittedEvent.kept)
-        if excess > 0 { state.events.removeFirst(excess) }
+        let kept = Int(CommittedEvent.kept)
+        state.firstKept = max(state.firstKept, state.events.count - kept)
+        if state.firstKept >= kept {
+            state.events.removeFirst(state.firstKept)
+            state.firstKept = 0
+        }
     }
 
     // MARK: Reading
@@ -175,8 +188,9 @@ public final class InMemoryQueueStore: QueueStore {
 
     public func events(after sequence: UInt64, limit: Int) async throws(StoreError) -> [CommittedEvent] {
         contents.withLock { state in
-            guard let first = state.events.first?.sequence, sequence < state.lastSequence else { return [] }
-            let start = Int(max(sequence + 1, first) - first)
+            guard state.firstKept < state.events.count, sequence < state.lastSequence else { return [] }
+            let first = state.events[state.firstKept].sequence
+            let start = state.firstKept + Int(max(sequence + 1, first) - first)
             return Array(state.events[start..<min(state.events.count, start + max(0, limit))])
         }
     }
