@@ -4,7 +4,7 @@
 1. A 1,000-job no-op shell DAG (50 chains of 20, `run: "true"`, pipeline maxConcurrent 2)
    against `ninja -j2` on the same graph running the same command: each job on either side is
    one `/bin/sh -c true`. Median wall time of alternating rounds, as a ratio. Beside it, the
-   floors: a bare two-flush commit, and LMDB alone making the run's commits (bench/store_floor.c,
+   floors: a bare one-flush commit, and LMDB alone making the run's commits (bench/store_floor.c,
    no runner), each added to ninja's time as the least a runner that stores every transition
    before it acts could take.
 2. The time to validate a 10,000-job file.
@@ -266,14 +266,17 @@ def dag_benchmark(jobrunner, ninja, work, rounds):
     print_commit_floor(commit, p90)
     print(f"  floor ratio   : {(peer + 500 * commit) / peer:.2f}x ninja: ninja's time plus 500 such commits "
           f"in a row, the least any runner that commits each start before it acts can take here")
-    floor = store_floor(work, 1000, 1, 20)
-    if floor is None:
-        print("  store floor   : not measured (bench/store_floor.c needs a C compiler and liblmdb-dev)")
-    else:
+    for nometasync, label in ((True, "store floor   "), (False, "  two flushes ")):
+        floor = store_floor(work, 1000, 1, 20, nometasync=nometasync)
+        if floor is None:
+            print(f"  {label}: not measured (bench/store_floor.c needs a C compiler and liblmdb-dev)")
+            break
         seconds, commits = floor
         lmdb_commit = seconds / commits
-        print(f"  store floor   : LMDB alone (bench/store_floor.c) commits a job's end with its dependent's start "
-              f"in {lmdb_commit * 1000:.2f} ms (median of 3 replays of {commits:,} such commits): "
+        how = ("with MDB_NOMETASYNC as jobrunner commits (one flush a commit)" if nometasync
+               else "with LMDB's default durable commits (two flushes a commit), for comparison")
+        print(f"  {label}: LMDB alone (bench/store_floor.c) {how} commits a job's end with its dependent's "
+              f"start in {lmdb_commit * 1000:.2f} ms (median of 3 replays of {commits:,} such commits): "
               f"{(peer + 500 * lmdb_commit) / peer:.2f}x ninja at least, for any runner that stores each "
               f"transition in LMDB before it acts")
 
@@ -281,7 +284,8 @@ def dag_benchmark(jobrunner, ninja, work, rounds):
 def commit_floor(directory, rounds=300):
     """What one durable commit costs on the disk under `directory` (where the state lives),
     with no database: a 16 KiB write and fdatasync (a commit's new pages), then a 4 KiB write
-    and fdatasync (its meta page), as an LMDB commit does. Seconds: (median, 90th percentile)."""
+    (its meta page, flushed by the next commit's fdatasync: MDB_NOMETASYNC), as jobrunner's LMDB
+    commits do. Seconds: (median, 90th percentile)."""
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "commit-floor")
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -293,7 +297,6 @@ def commit_floor(directory, rounds=300):
             os.pwrite(fd, pages, 8192 + (round_ % 64) * 16384)
             os.fdatasync(fd)
             os.pwrite(fd, meta, (round_ % 2) * 4096)
-            os.fdatasync(fd)
             times.append(time.perf_counter() - start)
     finally:
         os.close(fd)
@@ -302,10 +305,11 @@ def commit_floor(directory, rounds=300):
     return statistics.median(times), percentile(times, 0.9)
 
 
-def store_floor(work, jobs, lanes, chain_length, rounds=3):
+def store_floor(work, jobs, lanes, chain_length, rounds=3, nometasync=True):
     """The store's floor (bench/store_floor.c): LMDB alone making the commits of `jobs` chained
-    jobs run in `lanes` lanes. Returns (median seconds, commits), or None when the program cannot
-    be built (no C compiler or no LMDB headers)."""
+    jobs run in `lanes` lanes, with MDB_NOMETASYNC as jobrunner opens its database (one flush a
+    commit), or with LMDB's default (two). Returns (median seconds, commits), or None when the
+    program cannot be built (no C compiler or no LMDB headers)."""
     program = os.path.join(work, "store_floor")
     if not os.path.exists(program):
         compiler = shutil.which("cc") or shutil.which("clang") or shutil.which("gcc")
@@ -318,15 +322,15 @@ def store_floor(work, jobs, lanes, chain_length, rounds=3):
         directory = os.path.join(work, "store-floor")
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory)
-        out = subprocess.run([program, directory, str(jobs), str(lanes), str(chain_length)], check=True,
-                             capture_output=True, text=True).stdout.split()
+        argv = [program, directory, str(jobs), str(lanes), str(chain_length)] + (["nometasync"] if nometasync else [])
+        out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.split()
         results.append((float(out[0]), int(out[1])))
         shutil.rmtree(directory, ignore_errors=True)
     return statistics.median(seconds for seconds, _ in results), results[0][1]
 
 
 def print_commit_floor(commit, p90, indent="  "):
-    print(f"{indent}disk floor : one durable commit (two flushes, no database) takes {commit * 1000:.2f} ms median, "
+    print(f"{indent}disk floor : one durable commit (one flush, no database) takes {commit * 1000:.2f} ms median, "
           f"{p90 * 1000:.2f} ms at the 90th percentile, on this state directory's disk")
 
 
@@ -754,14 +758,17 @@ def scale_benchmark(jobrunner, work, rounds, count=100_000):
     print_commit_floor(commit, p90)
     print(f"  run floor  : {8 / commit:,.0f} jobs/s at most: {count // 8:,} commits in a row at the median, "
           f"with no time at all for the jobs and the runner")
-    floor = store_floor(work, count, 8, 10)
-    if floor is None:
-        print("  store floor: not measured (bench/store_floor.c needs a C compiler and liblmdb-dev)")
-    else:
+    for nometasync, label in ((True, "store floor"), (False, "two flushes")):
+        floor = store_floor(work, count, 8, 10, nometasync=nometasync)
+        if floor is None:
+            print(f"  {label}: not measured (bench/store_floor.c needs a C compiler and liblmdb-dev)")
+            break
         seconds, commits = floor
-        print(f"  store floor: LMDB alone (bench/store_floor.c) makes this run's {commits:,} commits (eight jobs' "
-              f"ends and their dependents' starts each) in {seconds:.2f} s = {count / seconds:,.0f} jobs/s, "
-              f"median of 3; jobrunner takes {phase / seconds:.2f}x that")
+        how = ("with MDB_NOMETASYNC as jobrunner commits (one flush a commit)" if nometasync
+               else "with LMDB's default durable commits (two flushes a commit), for comparison")
+        print(f"  {label}: LMDB alone (bench/store_floor.c) {how} makes this run's {commits:,} commits (eight "
+              f"jobs' ends and their dependents' starts each) in {seconds:.2f} s = {count / seconds:,.0f} jobs/s, "
+              f"median of 3; jobrunner takes {phase / seconds:.2f}x that ({seconds / phase * 100:.0f} % of it)")
     state = os.path.join(directory, "state-0")
     wall, cpu, _ = cpu_and_wall([jobrunner, "status", "--state", state], directory, 5)
     print(f"  status     : {wall:.3f} s wall, {cpu:.3f} s CPU, median of 5 (target: 0.3 s)")

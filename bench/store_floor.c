@@ -9,8 +9,12 @@
  * scheduler, no plugin call, no thread hand-off: no runner that stores each transition in LMDB
  * before it acts on it can go faster on this disk.
  *
- * Usage: store_floor DIRECTORY JOBS LANES CHAIN_LENGTH
+ * Usage: store_floor DIRECTORY JOBS LANES CHAIN_LENGTH [nometasync]
  * Prints: SECONDS COMMITS (the timed part: every commit after the run's opening).
+ *
+ * With `nometasync` the environment is opened with MDB_NOMETASYNC, as jobrunner opens its own:
+ * each commit flushes its data pages, and its meta page goes to disk with the next commit's
+ * flush (docs/architecture.md, "Durability and group commit").
  */
 #include <lmdb.h>
 #include <stdio.h>
@@ -58,8 +62,8 @@ static void transition(MDB_txn *txn, MDB_dbi jobs, MDB_dbi attempts, int job, in
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: store_floor DIRECTORY JOBS LANES CHAIN_LENGTH\n");
+    if (argc != 5 && !(argc == 6 && strcmp(argv[5], "nometasync") == 0)) {
+        fprintf(stderr, "usage: store_floor DIRECTORY JOBS LANES CHAIN_LENGTH [nometasync]\n");
         return 2;
     }
     const char *directory = argv[1];
@@ -74,7 +78,8 @@ int main(int argc, char **argv) {
     check(mdb_env_create(&env), "mdb_env_create");
     check(mdb_env_set_mapsize(env, (size_t)8 << 30), "mdb_env_set_mapsize");
     check(mdb_env_set_maxdbs(env, 8), "mdb_env_set_maxdbs");
-    check(mdb_env_open(env, directory, MDB_NOTLS, 0600), "mdb_env_open");
+    unsigned int flags = MDB_NOTLS | (argc == 6 ? MDB_NOMETASYNC : 0);
+    check(mdb_env_open(env, directory, flags, 0600), "mdb_env_open");
     check(mdb_txn_begin(env, NULL, 0, &txn), "mdb_txn_begin");
     check(mdb_dbi_open(txn, "jobs", MDB_CREATE, &jobs_table), "mdb_dbi_open");
     check(mdb_dbi_open(txn, "attempts", MDB_CREATE, &attempts_table), "mdb_dbi_open");

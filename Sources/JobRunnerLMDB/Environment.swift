@@ -24,6 +24,8 @@ final class Environment: @unchecked Sendable {
     // MDB_NOTLS environment as long as one thread at a time writes (the store's writer).
     let handle: OpaquePointer
     let path: String
+    /// Whether it was opened for writing.
+    private let writable: Bool
     private(set) var tables = Tables()
     private var mappedPages: MappedPages?
 
@@ -51,6 +53,12 @@ final class Environment: @unchecked Sendable {
         var flags = UInt32(MDB_NOTLS)
         if case .readOnly(let withoutLockFile) = access {
             flags |= UInt32(MDB_RDONLY) | (withoutLockFile ? UInt32(MDB_NOLOCK) : 0)
+        } else {
+            // A commit flushes its data pages; its meta page reaches the disk with the next
+            // commit's flush (or the sync when the environment closes): a power loss undoes at
+            // most the last commit and never corrupts the store, which SPEC 5.1 allows. The
+            // reasoning is in docs/architecture.md, "Durability and group commit".
+            flags |= UInt32(MDB_NOMETASYNC)
         }
         do {
             try LMDBError.check(mdb_env_set_maxdbs(env, 16), "mdb_env_set_maxdbs")
@@ -70,6 +78,7 @@ final class Environment: @unchecked Sendable {
         }
         self.handle = env
         self.path = directory
+        self.writable = access == .readWrite
         if access == .readWrite {
             var tables = Tables()
             try write { txn throws(LMDBError) in
@@ -131,7 +140,13 @@ final class Environment: @unchecked Sendable {
         mappedPages.release(length: Int(lseek(descriptor, 0, SEEK_END)))
     }
 
-    deinit { mdb_env_close(handle) }
+    deinit {
+        // The last commit's meta page, flushed now rather than whenever the system writes it
+        // back: a runner or command that ended leaves nothing a power loss could undo. (Not
+        // read-only: a sync is refused there, and there is nothing to flush.)
+        if writable { mdb_env_sync(handle, 1) }
+        mdb_env_close(handle)
+    }
 
     /// Whether the data file this environment has open is the one now at `path`: the same
     /// device and inode (a state directory can be moved aside while it is open).
@@ -144,7 +159,8 @@ final class Environment: @unchecked Sendable {
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }
 
-    /// Runs `body` in a write transaction and commits it (one fsync); aborts if `body` throws.
+    /// Runs `body` in a write transaction and commits it (one flush of its data pages, which also
+    /// makes the commit before it durable whole); aborts if `body` throws.
     func write<Result>(_ body: (borrowing Transaction) throws(LMDBError) -> Result) throws(LMDBError)
         -> Result
     {

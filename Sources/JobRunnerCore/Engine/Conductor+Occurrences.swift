@@ -108,7 +108,8 @@ extension Conductor {
     func occurrencePlan(_ definition: JobDefinition) -> RunPlan {
         var job = RunPlan.Job(definition, in: workload)
         job.needs = []
-        return RunPlan(jobs: [job], pipelines: Array(workload.pipelines.values))
+        return RunPlan(
+            jobs: [job], pipelineTable: occurrencePipelines.table, limits: occurrencePipelines.limits)
     }
 
     /// Closes the runs whose jobs are all final: the run of one-shot jobs once, occurrence runs

@@ -48,6 +48,8 @@ public struct RunPlan: Sendable {
     public let jobs: [Job]
     /// Pipelines by name; always holds `default`.
     public let pipelines: [String: PipelineDefinition]
+    /// Each pipeline's `maxConcurrent`, as a run record keeps them.
+    let pipelineLimits: [String: Int]
     /// For each job (by position), where its dependents start in `dependentPositions`; one
     /// more at the end. The jobs that need each job, as positions in load order: a dictionary of
     /// id arrays cost about 100 bytes a job.
@@ -67,10 +69,27 @@ public struct RunPlan: Sendable {
         self.init(jobs: jobs, pipelines: pipelines, index: index)
     }
 
+    /// A plan whose pipelines are a table made already (``PipelineDefinition/table(_:)``) with
+    /// its limits, as the occurrences of periodic jobs share one.
+    init(jobs: [Job], pipelineTable: [String: PipelineDefinition], limits: [String: Int]) {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(jobs.count)
+        for (offset, job) in jobs.enumerated() { index[job.id] = offset }
+        self.init(jobs: jobs, pipelineTable: pipelineTable, limits: limits, index: index)
+    }
+
     /// A plan whose `index` already gives each job's position.
     private init(jobs: [Job], pipelines: [PipelineDefinition], index: [String: Int]) {
+        let table = PipelineDefinition.table(pipelines)
+        self.init(jobs: jobs, pipelineTable: table, limits: table.mapValues(\.maxConcurrent), index: index)
+    }
+
+    private init(
+        jobs: [Job], pipelineTable: [String: PipelineDefinition], limits: [String: Int], index: [String: Int]
+    ) {
         self.jobs = jobs
-        self.pipelines = PipelineDefinition.table(pipelines)
+        self.pipelines = pipelineTable
+        self.pipelineLimits = limits
         self.indexByID = index
         var needStarts = [Int32](repeating: 0, count: jobs.count + 1)
         var needPositions: [Int32] = []

@@ -10,7 +10,7 @@ extension Scheduler {
     ) -> (Scheduler, Decision) {
         var run = RunRecord(
             id: runID, state: .running, startedAt: now, jobIDs: plan.jobs.map(\.id), runnerPID: runnerPID,
-            pipelineLimits: plan.pipelines.mapValues(\.maxConcurrent))
+            pipelineLimits: plan.pipelineLimits)
         run.occurrenceOf = occurrence?.jobID
         run.scheduledAt = occurrence?.scheduledAt
         var opening = Decision()
@@ -58,7 +58,7 @@ extension Scheduler {
         var run = resumable.run
         run.state = .running
         run.runnerPID = runnerPID
-        run.pipelineLimits = plan.pipelines.mapValues(\.maxConcurrent)
+        run.pipelineLimits = plan.pipelineLimits
         run.jobIDs = plan.jobs.map(\.id)
         var opening = Decision()
         opening.changes = [.putRun(run)]
