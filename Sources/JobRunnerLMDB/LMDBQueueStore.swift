@@ -268,13 +268,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                     record = try Self.decode(PipelineRecord.self, bytes, JSONDecoder())
                 }
                 change(&record)
-                let encoded: Data
-                do {
-                    encoded = try JSONEncoder().encode(record)
-                } catch {
-                    throw LMDBError(code: EINVAL, operation: "encoding a pipeline record (\(error))")
-                }
-                try txn.put(tables.pipelines, key: StoreKey.pipeline(name), value: Array(encoded))
+                try txn.put(tables.pipelines, key: StoreKey.pipeline(name), value: RecordJSON.encode(record))
                 return record
             }
         } catch {
@@ -382,7 +376,6 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
-        let encoder = JSONEncoder()
         while true {
             condition.lock()
             while pending.isEmpty && !closed { condition.wait() }
@@ -396,7 +389,7 @@ final class GroupCommitWriter: @unchecked Sendable {
 
             let result: Result<Void, StoreError>
             do {
-                try write(batch, encoder: encoder)
+                try write(batch)
                 result = .success(())
             } catch let error as LMDBError {
                 result = .failure(error.storeError(path: environment.path))
@@ -416,7 +409,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             }
         }
     }
-    private func write(_ batch: [Submission], encoder: JSONEncoder) throws {
+    private func write(_ batch: [Submission]) throws {
         let tables = environment.tables
         // The run whose new jobs were written ahead, if any: only its rows are skipped below
         // (an occurrence opened in the same batch keeps its own).
@@ -426,8 +419,7 @@ final class GroupCommitWriter: @unchecked Sendable {
         if aheadRunID != nil, failsAfterWritingAhead {
             throw LMDBError(code: EIO, operation: "the commit after the rows written ahead (a test's crash)")
         }
-        var rows = BatchRows(
-            tables: tables, encoder: encoder, count: batch.reduce(0) { $0 + $1.changes.count })
+        var rows = BatchRows(tables: tables, count: batch.reduce(0) { $0 + $1.changes.count })
         do {
             try environment.write { txn throws(LMDBError) in
                 if aheadRunID != nil { try txn.delete(tables.meta, key: StoreKey.openingRun) }
