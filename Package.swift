@@ -30,9 +30,13 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // JSON read and written directly, for the store's rows, the plugin ABI's documents and the
+        // CLI's output: the standard library and libc only, so a plugin can link it.
+        .target(name: "JobRunnerJSON"),
         .target(
             name: "JobRunnerCore",
             dependencies: [
+                "JobRunnerJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
@@ -43,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerLMDB",
-            dependencies: ["JobRunnerCore", "CLMDB"]
+            dependencies: ["JobRunnerCore", "JobRunnerJSON", "CLMDB"]
         ),
         // prctl, which Swift cannot call (it is variadic): the runner as a child subreaper.
         .target(name: "CJobRunnerSystem"),
@@ -58,12 +62,14 @@ let package = Package(
         .target(name: "CJobRunnerPlugin"),
         .target(
             name: "JobRunnerPluginAPI",
-            dependencies: ["CJobRunnerPlugin", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CJobRunnerPlugin", "JobRunnerJSON", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "JobRunnerPluginHost",
             dependencies: [
-                "JobRunnerCore", "JobRunnerPluginAPI",
+                "JobRunnerCore", "JobRunnerJSON", "JobRunnerPluginAPI",
                 // The calls waiting for a plugin worker (`isolation: process`) or for one of the
                 // in-process call threads.
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -79,9 +85,8 @@ let package = Package(
         .target(
             name: "JobRunnerCLI",
             dependencies: [
-                "JobRunnerCore", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell", "JobRunnerPluginHost",
-                // The plugin worker reads a request's envelope with the plugin API's JSON reader.
-                "JobRunnerPluginAPI",
+                "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
+                "JobRunnerPluginHost", "JobRunnerPluginAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -102,6 +107,14 @@ let package = Package(
             name: "JobRunnerTesting",
             dependencies: ["JobRunnerCore"]
         ),
+        // The JSON layer, and every document written or read with it held to `Codable`.
+        .testTarget(
+            name: "JobRunnerJSONTests",
+            dependencies: [
+                "JobRunnerJSON", "JobRunnerCore", "JobRunnerLMDB", "JobRunnerCLI", "JobRunnerPluginHost",
+                "JobRunnerPluginAPI",
+            ]
+        ),
         .testTarget(
             name: "JobRunnerCoreTests",
             dependencies: ["JobRunnerCore", "JobRunnerTesting"],
@@ -115,7 +128,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerLMDBTests",
-            dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerTesting", "CLMDB"]
+            dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerJSON", "JobRunnerTesting", "CLMDB"]
         ),
         .testTarget(
             name: "JobRunnerShellTests",

@@ -1,6 +1,7 @@
 import CLMDB
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 /// A large run's opening, committed in parts that only its last one makes visible.
 ///
@@ -57,7 +58,7 @@ extension GroupCommitWriter {
         let ids = jobs.indices.map { jobs.jobID($0) }
         let order = jobs.indices.sorted { ids[$0].utf8.lexicographicallyPrecedes(ids[$1].utf8) }
         var start = 0
-        var row = RowWriter(capacity: 512)
+        var row = JSONWriter(capacity: 512)
         while start < order.count {
             let chunk = order[start..<min(start + Self.openingChunk, order.count)]
             try environment.write { txn throws(LMDBError) in

@@ -1,6 +1,7 @@
 import CLMDB
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 /// The rows of one batch as the writer writes them, last change first.
 ///
@@ -11,7 +12,6 @@ import JobRunnerCore
 /// a batch.
 struct BatchRows {
     private let tables: Tables
-    private let encoder: JSONEncoder
     /// The rows written so far, to skip the earlier writes of each.
     private var written: Set<Row>
     /// The runs to delete, once every row is written.
@@ -20,11 +20,10 @@ struct BatchRows {
     private(set) var failure: (any Error)?
     /// A job's or an attempt's row is written into these bytes, one row after another: the
     /// writer makes two rows or more per transition, and LMDB copies them into its pages.
-    private var row = RowWriter(capacity: 512)
+    private var row = JSONWriter(capacity: 512)
 
-    init(tables: Tables, encoder: JSONEncoder, count: Int) {
+    init(tables: Tables, count: Int) {
         self.tables = tables
-        self.encoder = encoder
         written = Set(minimumCapacity: min(count, 1 << 16))
     }
 
@@ -53,7 +52,7 @@ struct BatchRows {
         default:
             let bytes: [UInt8]?
             do {
-                bytes = try Self.value(of: change, encoder: encoder)
+                bytes = try Self.value(of: change)
             } catch {
                 failure = error
                 throw LMDBError(code: EINVAL, operation: "encoding a record")
@@ -93,17 +92,17 @@ struct BatchRows {
     }
 
     /// The bytes to store for `change`, or nil to delete its row.
-    private static func value(of change: StoreChange, encoder: JSONEncoder) throws -> [UInt8]? {
+    private static func value(of change: StoreChange) throws -> [UInt8]? {
         switch change {
         case .putRun(let run): RecordJSON.encode(run)
         case .setCurrentRun(let id): Array(id.utf8)
         case .putJob(_, let job): RecordJSON.encode(job)
         case .putAttempt(_, let attempt): RecordJSON.encode(attempt)
-        case .putOutputs(_, _, _, let outputs): Array(try encoder.encode(outputs))
-        case .putPipeline(let pipeline): Array(try encoder.encode(pipeline))
-        case .putRequest(_, let request): Array(try encoder.encode(request))
+        case .putOutputs(_, _, _, let outputs): RecordJSON.encode(outputs: outputs)
+        case .putPipeline(let pipeline): RecordJSON.encode(pipeline)
+        case .putRequest(_, let request): RecordJSON.encode(request)
         case .deleteRequest: nil
-        case .putSchedule(let record): Array(try encoder.encode(record))
+        case .putSchedule(let record): RecordJSON.encode(record)
         case .deleteRun: nil
         case .putNewJobs: throw StoreError(.io, "a run's new jobs are written one row at a time")
         }

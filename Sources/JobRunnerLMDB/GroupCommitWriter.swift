@@ -132,7 +132,6 @@ final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func run() {
-        let encoder = JSONEncoder()
         while true {
             condition.lock()
             while pending.isEmpty && !closed { condition.wait() }
@@ -151,7 +150,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             var result: Result<Void, StoreError> = .success(())
             if !batch.isEmpty {
                 do {
-                    try write(batch, encoder: encoder)
+                    try write(batch)
                 } catch let error as LMDBError {
                     result = .failure(error.storeError(path: environment.path))
                 } catch {
@@ -182,7 +181,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             }
         }
     }
-    private func write(_ batch: [Submission], encoder: JSONEncoder) throws {
+    private func write(_ batch: [Submission]) throws {
         let tables = environment.tables
         // The run whose new jobs were written ahead, if any: only its rows are skipped below
         // (an occurrence opened in the same batch keeps its own).
@@ -197,7 +196,7 @@ final class GroupCommitWriter: @unchecked Sendable {
             throw LMDBError(code: EIO, operation: "the commit after the rows written ahead (a test's crash)")
         }
         var rows = BatchRows(
-            tables: tables, encoder: encoder, count: batch.reduce(0) { $0 + $1.changes.count })
+            tables: tables, count: batch.reduce(0) { $0 + $1.changes.count })
         do {
             try environment.write { txn throws(LMDBError) in
                 if aheadRunID != nil { try txn.delete(tables.meta, key: StoreKey.openingRun) }

@@ -320,13 +320,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                     record = try Self.decode(PipelineRecord.self, bytes, JSONDecoder())
                 }
                 change(&record)
-                let encoded: Data
-                do {
-                    encoded = try JSONEncoder().encode(record)
-                } catch {
-                    throw LMDBError(code: EINVAL, operation: "encoding a pipeline record (\(error))")
-                }
-                try txn.put(tables.pipelines, key: StoreKey.pipeline(name), value: Array(encoded))
+                try txn.put(tables.pipelines, key: StoreKey.pipeline(name), value: RecordJSON.encode(record))
                 if let table = tables.events {
                     var events = CommittedEvent.Batch(committedAt: Date())
                     events.add(.putPipeline(record))

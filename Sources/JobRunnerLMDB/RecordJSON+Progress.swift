@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 extension RecordJSON {
     /// A stored job record read as far as resuming its run needs (``JobProgress``): the members
@@ -7,7 +8,7 @@ extension RecordJSON {
     /// not as ``RecordJSON`` writes it, exactly when ``decodeJob(_:)`` answers nil: the caller
     /// reads it whole.
     static func decodeJobProgress(_ bytes: UnsafeRawBufferPointer) -> JobProgress? {
-        var reader = FlatJSONReader(bytes)
+        var reader = JSONReader(bytes)
         var jobID: String?
         var occurrence = ""
         var hasPipeline = false
@@ -15,11 +16,11 @@ extension RecordJSON {
         var reasonWords: String?
         var attempts: Int?
         var progress = JobProgress(jobID: "", state: .pending)
-        let read = reader.readObject { (name: JobMember, reader: inout FlatJSONReader) -> Bool in
+        let read = reader.object(JobMember.names) { name, reader in
             switch name {
             case .jobID: jobID = reader.string()
             case .occurrence: occurrence = reader.string() ?? ""
-            case .pipeline: hasPipeline = reader.string() != nil
+            case .pipeline: hasPipeline = reader.skipString()
             case .needs: return reader.skipStrings()
             case .maxAttempts: _ = reader.integer()
             case .state: state = reader.string().flatMap(JobState.init(rawValue:))
@@ -38,24 +39,12 @@ extension RecordJSON {
             }
             return true
         }
-        guard read, let jobID, hasPipeline, let state, let attempts else { return nil }
+        guard read, reader.atEnd(), let jobID, hasPipeline, let state, let attempts else { return nil }
         progress.jobID = jobID
         progress.occurrence = occurrence
         progress.state = state
         progress.reason = reasonWords.map { JobReason(words: $0, state: state) }
         progress.attempts = attempts
         return progress
-    }
-}
-
-extension FlatJSONReader {
-    /// Moves past an array of strings, as ``strings()`` reads one, without keeping them.
-    mutating func skipStrings() -> Bool {
-        guard take(UInt8(ascii: "[")) else { return false }
-        if take(UInt8(ascii: "]")) { return true }
-        repeat {
-            guard string() != nil else { return false }
-        } while take(UInt8(ascii: ","))
-        return take(UInt8(ascii: "]"))
     }
 }

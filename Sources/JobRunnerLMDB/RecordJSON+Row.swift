@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 extension RecordJSON {
     /// A job record read as ``decodeJobProgress(_:)`` reads it, but only when its bytes are
@@ -11,26 +12,29 @@ extension RecordJSON {
     /// The members this version leaves out at their defaults (occurrence, needs, uncounted
     /// attempts, crashes in a row) may be there or not: rows of earlier versions have them all.
     static func decodeWrittenJobProgress(_ bytes: UnsafeRawBufferPointer) -> JobProgress? {
-        var row = WrittenRow(bytes)
-        guard row.literal(#"{"jobID":"#), let jobID = row.string() else { return nil }
+        var row = JSONReader(bytes)
+        guard row.literal(#"{"jobID":"#), let jobID = row.plainString() else { return nil }
         var occurrence = ""
         if row.literal(#","occurrence":"#) {
-            guard let text = row.string() else { return nil }
-            occurrence = text
+            guard let text = row.plainString() else { return nil }
+            occurrence = String(decoding: text, as: UTF8.self)
         }
-        guard row.literal(#","pipeline":"#), row.skipString() else { return nil }
+        guard row.literal(#","pipeline":"#), row.plainString() != nil else { return nil }
         if row.literal(#","needs":["#), !row.literal("]") {
             repeat {
-                guard row.skipString() else { return nil }
+                guard row.plainString() != nil else { return nil }
             } while row.literal(",")
             guard row.literal("]") else { return nil }
         }
         if row.literal(#","maxAttempts":"#) { guard row.integer() != nil else { return nil } }
-        guard row.literal(#","state":"#), let state = row.state() else { return nil }
+        guard row.literal(#","state":"#), let name = row.plainString(), let state = jobState(named: name)
+        else {
+            return nil
+        }
         var reason: JobReason?
         if row.literal(#","reason":"#) {
-            guard let words = row.string() else { return nil }
-            reason = JobReason(words: words, state: state)
+            guard let words = row.plainString() else { return nil }
+            reason = JobReason(words: String(decoding: words, as: UTF8.self), state: state)
         }
         guard row.literal(#","attempts":"#), let attempts = row.integer() else { return nil }
         var uncounted = 0
@@ -44,8 +48,9 @@ extension RecordJSON {
             crashed = count
         }
         var progress = JobProgress(
-            jobID: jobID, occurrence: occurrence, state: state, reason: reason, attempts: attempts,
-            uncountedAttempts: uncounted, crashedInARow: crashed)
+            jobID: String(decoding: jobID, as: UTF8.self), occurrence: occurrence, state: state,
+            reason: reason,
+            attempts: attempts, uncountedAttempts: uncounted, crashedInARow: crashed)
         if row.literal(#","exitCode":"#) {
             guard let code = row.integer() else { return nil }
             progress.exitCode = Int32(exactly: code)
@@ -75,78 +80,11 @@ extension RecordJSON {
             guard row.literal("true") || row.literal("false") else { return nil }
         }
         if row.literal(#","when":"#) {
-            guard let words = row.string(), RunCondition(rawValue: words) != nil else { return nil }
+            guard let words = row.plainString(),
+                RunCondition(rawValue: String(decoding: words, as: UTF8.self)) != nil
+            else { return nil }
         }
-        guard row.literal("}"), row.atEnd else { return nil }
+        guard row.literal("}"), row.index == bytes.count else { return nil }
         return progress
-    }
-
-}
-
-/// A cursor over a record's bytes as ``RecordJSON`` writes them.
-private struct WrittenRow {
-    private let bytes: UnsafeRawBufferPointer
-    private var index = 0
-
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
-
-    var atEnd: Bool { index == bytes.count }
-
-    /// Takes `text` if it comes next.
-    mutating func literal(_ text: StaticString) -> Bool {
-        let count = text.utf8CodeUnitCount
-        guard bytes.count - index >= count, let base = bytes.baseAddress,
-            memcmp(base + index, text.utf8Start, count) == 0
-        else { return false }
-        index += count
-        return true
-    }
-
-    /// The bounds of a string of printable ASCII without escapes; nil for any other.
-    private mutating func plain() -> Range<Int>? {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
-        var end = start
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") {
-                index = end + 1
-                return start..<end
-            }
-            guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") else { return nil }
-            end += 1
-        }
-        return nil
-    }
-
-    mutating func string() -> String? {
-        guard let range = plain() else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-    }
-
-    mutating func skipString() -> Bool { plain() != nil }
-
-    mutating func state() -> JobState? {
-        guard let range = plain() else { return nil }
-        let name = UnsafeRawBufferPointer(rebasing: bytes[range])
-        return Self.states.first { $0.utf8.elementsEqual(name) }?.state
-    }
-
-    private static let states = JobState.allCases.map { (utf8: Array($0.rawValue.utf8), state: $0) }
-
-    /// An integer as ``FlatJSONReader/integer()`` reads one; nil for any it declines.
-    mutating func integer() -> Int? {
-        var reader = FlatJSONReader(UnsafeRawBufferPointer(rebasing: bytes[index...]))
-        guard let value = reader.integer() else { return nil }
-        index += reader.offset
-        return value
-    }
-
-    /// A date as ``FlatJSONReader/date()`` reads one.
-    mutating func date() -> Date? {
-        var reader = FlatJSONReader(UnsafeRawBufferPointer(rebasing: bytes[index...]))
-        guard let value = reader.date() else { return nil }
-        index += reader.offset
-        return value
     }
 }

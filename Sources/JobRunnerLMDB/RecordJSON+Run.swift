@@ -1,16 +1,18 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 /// Reads back a stored run record without `JSONDecoder`.
 ///
 /// A run record holds every job id of its run: `status` of a 100,000-job run spent a fifth of
-/// its time in `JSONDecoder` reading them. The record is written by `JSONEncoder` (members in
-/// any order), so this reader takes the members in any order; anything else it does not read
-/// exactly as `JSONDecoder` would (a member it does not know, one given twice, a value of
-/// another shape) makes it answer nil, and the caller falls back to `JSONDecoder`.
+/// its time in `JSONDecoder` reading them. Records of earlier versions were written by
+/// `JSONEncoder` (members in any order), so this reader takes the members in any order;
+/// anything else it does not read exactly as `JSONDecoder` would (a member it does not know, one
+/// given twice, a value of another shape) makes it answer nil, and the caller falls back to
+/// `JSONDecoder`.
 extension RecordJSON {
     static func decodeRun(_ bytes: UnsafeRawBufferPointer) -> RunRecord? {
-        var reader = FlatJSONReader(bytes)
+        var reader = JSONReader(bytes)
         var id: String?
         var state: RunState?
         var startedAt: Date?
@@ -20,18 +22,8 @@ extension RecordJSON {
         var limits: [String: Int]?
         var occurrenceOf: String?
         var scheduledAt: Date?
-        var seen = Set<RunMember>()
-        guard reader.take(UInt8(ascii: "{")) else { return nil }
-        var first = true
-        var next = 0
-        while !reader.take(UInt8(ascii: "}")) {
-            if !first { guard reader.take(UInt8(ascii: ",")) else { return nil } }
-            first = false
-            guard let name: RunMember = reader.member(expecting: &next), reader.take(UInt8(ascii: ":")),
-                seen.insert(name).inserted
-            else { return nil }
-            // `null` is an absent optional; for a required member, the fallback says what is wrong.
-            if reader.takeNull() { continue }
+        // `null` is an absent optional; for a required member, the fallback says what is wrong.
+        let read = reader.object(RunMember.names) { name, reader in
             switch name {
             case .id: id = reader.string()
             case .state: state = reader.string().flatMap(RunState.init(rawValue:))
@@ -39,13 +31,14 @@ extension RecordJSON {
             case .finishedAt: finishedAt = reader.date()
             case .jobIDs: jobIDs = reader.strings()
             case .runnerPID: runnerPID = reader.integer().flatMap { Int32(exactly: $0) }
-            case .pipelineLimits: limits = reader.integers()
+            case .pipelineLimits: limits = reader.map { $0.integer() }
             case .occurrenceOf: occurrenceOf = reader.string()
             case .scheduledAt: scheduledAt = reader.date()
             }
-            if reader.failed { return nil }
+            return true
         }
-        guard reader.atEnd(), let id, let state, let startedAt, let jobIDs, let runnerPID, let limits else {
+        guard read, reader.atEnd(), let id, let state, let startedAt, let jobIDs, let runnerPID, let limits
+        else {
             return nil
         }
         var run = RunRecord(
@@ -58,25 +51,8 @@ extension RecordJSON {
 }
 
 /// The members of a stored run record, named as `RunRecord`'s synthesized `Codable` names them.
-enum RunMember: CaseIterable, StoredMember {
+private enum RunMember: CaseIterable {
     case id, state, startedAt, finishedAt, jobIDs, runnerPID, pipelineLimits, occurrenceOf, scheduledAt
 
-    static let names: [(utf8: [UInt8], member: RunMember)] = allCases.map {
-        (Array(String(describing: $0).utf8), $0)
-    }
-}
-
-extension FlatJSONReader {
-    /// An object of integers, such as a run's pipeline limits; nil for a name given twice.
-    mutating func integers() -> [String: Int]? {
-        guard take(UInt8(ascii: "{")) else { return nil }
-        var values: [String: Int] = [:]
-        if take(UInt8(ascii: "}")) { return values }
-        repeat {
-            guard let name = string(), take(UInt8(ascii: ":")), let value = integer(), values[name] == nil
-            else { return nil }
-            values[name] = value
-        } while take(UInt8(ascii: ","))
-        return take(UInt8(ascii: "}")) ? values : nil
-    }
+    static let names = JSONMembers<RunMember>()
 }

@@ -1,7 +1,8 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
-/// The JSON of the two records written on every transition, written directly.
+/// The JSON of the store's records, written directly with ``JSONWriter``.
 ///
 /// Every attempt writes a job record and an attempt record when it starts and again when it
 /// ends; with `JSONEncoder` those four encodings were a fifth of the runner's time on 20,000
@@ -12,76 +13,73 @@ import JobRunnerCore
 /// no uncounted attempts, no crashes in a row), as it leaves out absent optionals: every reader
 /// of schema 1, `JSONDecoder` included, reads a missing one as its default. The row is then
 /// a fifth smaller, so more of them fit a page of the B-tree and a commit copies fewer.
+///
+/// The records the store once wrote with `JSONEncoder` (schedules, pipelines, operator
+/// requests, outputs) are written as it wrote them (``JSONWriter/Style/foundation``), members in
+/// key order: it wrote them in a dictionary's order, which differs from one encoding to the next,
+/// so these bytes are those of `JSONEncoder` with `.sortedKeys`.
 enum RecordJSON {
     static func encode(_ job: JobRecord) -> [UInt8] {
-        var row = RowWriter(capacity: 256)
+        var row = JSONWriter(capacity: 256)
         encode(job, into: &row)
         return row.bytes
     }
 
     static func encode(_ attempt: AttemptRecord) -> [UInt8] {
-        var row = RowWriter(capacity: 256)
+        var row = JSONWriter(capacity: 256)
         encode(attempt, into: &row)
         return row.bytes
     }
 
     /// Writes `job`'s row into `row`, after what it holds (the store's writer reuses one).
-    static func encode(_ job: JobRecord, into row: inout RowWriter) {
-        row.literal(#"{"jobID":"#)
+    static func encode(_ job: JobRecord, into row: inout JSONWriter) {
+        row.raw(#"{"jobID":"#)
         row.string(job.jobID)
-        if !job.occurrence.isEmpty {
-            row.literal(#","occurrence":"#)
-            row.string(job.occurrence)
-        }
-        row.literal(#","pipeline":"#)
-        row.string(job.pipeline)
+        if !job.occurrence.isEmpty { row.member(raw: #","occurrence":"#, job.occurrence) }
+        row.member(raw: #","pipeline":"#, job.pipeline)
         if !job.needs.isEmpty {
-            row.literal(#","needs":["#)
+            row.raw(#","needs":["#)
             for (index, need) in job.needs.enumerated() {
-                if index > 0 { row.literal(",") }
+                if index > 0 { row.raw(",") }
                 row.string(need)
             }
-            row.literal("]")
+            row.raw("]")
         }
-        row.member(#","maxAttempts":"#, job.maxAttempts)
-        row.literal(#","state":"#)
-        row.string(job.state.rawValue)
-        row.member(#","reason":"#, job.reason?.words)
-        row.literal(#","attempts":"#)
-        row.integer(job.attempts)
-        if job.uncountedAttempts != 0 { row.member(#","uncountedAttempts":"#, job.uncountedAttempts) }
-        if job.crashedInARow != 0 { row.member(#","crashedInARow":"#, job.crashedInARow) }
-        row.member(#","exitCode":"#, job.exitCode)
-        row.member(#","firstStartedAt":"#, job.firstStartedAt)
-        row.member(#","startedAt":"#, job.startedAt)
-        row.member(#","finishedAt":"#, job.finishedAt)
-        row.member(#","nextAttemptAt":"#, job.nextAttemptAt)
-        row.member(#","waitingSince":"#, job.waitingSince)
-        if job.allowFailure { row.literal(#","allowFailure":true"#) }
-        if job.when != .success { row.member(#","when":"#, job.when.rawValue) }
-        row.literal("}")
+        row.member(raw: #","maxAttempts":"#, job.maxAttempts)
+        row.member(raw: #","state":"#, job.state.rawValue)
+        row.member(raw: #","reason":"#, job.reason?.words)
+        row.member(raw: #","attempts":"#, job.attempts)
+        if job.uncountedAttempts != 0 { row.member(raw: #","uncountedAttempts":"#, job.uncountedAttempts) }
+        if job.crashedInARow != 0 { row.member(raw: #","crashedInARow":"#, job.crashedInARow) }
+        row.member(raw: #","exitCode":"#, job.exitCode)
+        row.member(raw: #","firstStartedAt":"#, job.firstStartedAt)
+        row.member(raw: #","startedAt":"#, job.startedAt)
+        row.member(raw: #","finishedAt":"#, job.finishedAt)
+        row.member(raw: #","nextAttemptAt":"#, job.nextAttemptAt)
+        row.member(raw: #","waitingSince":"#, job.waitingSince)
+        if job.allowFailure { row.raw(#","allowFailure":true"#) }
+        if job.when != .success { row.member(raw: #","when":"#, job.when.rawValue) }
+        row.raw("}")
     }
 
     /// Writes `attempt`'s row into `row`, after what it holds. Every member is written as
     /// `JSONEncoder` writes it (the occurrence too: readers older than ``decodeAttempt(_:)``
     /// need it).
-    static func encode(_ attempt: AttemptRecord, into row: inout RowWriter) {
-        row.literal(#"{"jobID":"#)
+    static func encode(_ attempt: AttemptRecord, into row: inout JSONWriter) {
+        row.raw(#"{"jobID":"#)
         row.string(attempt.jobID)
-        row.literal(#","occurrence":"#)
-        row.string(attempt.occurrence)
-        row.literal(#","number":"#)
-        row.integer(attempt.number)
-        row.member(#","outcome":"#, attempt.outcome?.rawValue)
-        row.member(#","startedAt":"#, attempt.startedAt)
-        row.member(#","finishedAt":"#, attempt.finishedAt)
-        row.member(#","exitCode":"#, attempt.exitCode)
-        row.member(#","signal":"#, attempt.signal)
-        row.member(#","reason":"#, attempt.reason)
-        row.member(#","pid":"#, attempt.pid)
-        row.member(#","pidStartTime":"#, attempt.pidStartTime)
-        row.member(#","logPath":"#, attempt.logPath)
-        row.literal("}")
+        row.member(raw: #","occurrence":"#, attempt.occurrence)
+        row.member(raw: #","number":"#, attempt.number)
+        row.member(raw: #","outcome":"#, attempt.outcome?.rawValue)
+        row.member(raw: #","startedAt":"#, attempt.startedAt)
+        row.member(raw: #","finishedAt":"#, attempt.finishedAt)
+        row.member(raw: #","exitCode":"#, attempt.exitCode)
+        row.member(raw: #","signal":"#, attempt.signal)
+        row.member(raw: #","reason":"#, attempt.reason)
+        row.member(raw: #","pid":"#, attempt.pid)
+        row.member(raw: #","pidStartTime":"#, attempt.pidStartTime)
+        row.member(raw: #","logPath":"#, attempt.logPath)
+        row.raw("}")
     }
 
     /// A run record: a 100,000-job run's holds 100,000 ids, written when the run opens, is
@@ -104,53 +102,55 @@ enum RecordJSON {
         writer.endObject()
         return writer.bytes
     }
-}
 
-/// The bytes of one flat record: each member's name, with its comma, quotes and colon, is
-/// written as one literal, and values as ``JSONWriter`` writes them (strings escaped alike,
-/// numbers as digits, dates as seconds since the reference date).
-struct RowWriter {
-    private(set) var bytes: [UInt8] = []
-
-    init(capacity: Int) { bytes.reserveCapacity(capacity) }
-
-    /// Forgets the row, keeping the room: the next row is written into the same bytes.
-    mutating func clear() { bytes.removeAll(keepingCapacity: true) }
-
-    /// Text written as it is (a member's name, a bracket): it must need no escape.
-    mutating func literal(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    /// A periodic job's schedule record, as `JSONEncoder` wrote it but members in key order (it
+    /// wrote them in a dictionary's order, which differs from one record to the next).
+    static func encode(_ schedule: ScheduleRecord) -> [UInt8] {
+        var writer = JSONWriter(capacity: 192, style: .foundation)
+        writer.beginObject()
+        writer.member("anchor", schedule.anchor)
+        writer.key("backlog")
+        writer.beginArray()
+        for date in schedule.backlog { writer.date(date) }
+        writer.endArray()
+        writer.member("jobID", schedule.jobID)
+        writer.member("lastResult", schedule.lastResult?.rawValue)
+        writer.member("lastRunID", schedule.lastRunID)
+        writer.member("lastScheduled", schedule.lastScheduled)
+        writer.member("nextDue", schedule.nextDue)
+        writer.member("queued", schedule.queued)
+        writer.member("schedule", schedule.schedule)
+        writer.endObject()
+        return writer.bytes
     }
 
-    mutating func string(_ value: String) { JSONWriter.appendQuoted(value, to: &bytes) }
-
-    /// As `JSONWriter.integer` writes one. Generic here, so that the compiler specializes the
-    /// conversion for each integer type a row holds (a generic call into another module goes
-    /// through the type's witness tables); the digits are written by the one shared routine.
-    mutating func integer(_ value: some BinaryInteger) {
-        guard let value = Int64(exactly: value) else { return bytes.append(contentsOf: String(value).utf8) }
-        JSONWriter.appendDecimal(value, to: &bytes)
+    /// A pipeline's record, as `JSONEncoder` wrote it, members in key order.
+    static func encode(_ pipeline: PipelineRecord) -> [UInt8] {
+        var writer = JSONWriter(capacity: 48, style: .foundation)
+        writer.beginObject()
+        writer.member("name", pipeline.name)
+        writer.member("suspended", pipeline.suspended)
+        writer.endObject()
+        return writer.bytes
     }
 
-    /// A member named by `name` (`,"name":`), left out when `value` is nil.
-    mutating func member(_ name: StaticString, _ value: String?) {
-        guard let value else { return }
-        literal(name)
-        string(value)
+    /// An operator's request, as `JSONEncoder` wrote it, members in key order.
+    static func encode(_ request: OperatorRequest) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96, style: .foundation)
+        writer.beginObject()
+        writer.member("id", request.id)
+        writer.member("jobID", request.jobID)
+        writer.member("kind", request.kind.rawValue)
+        writer.member("requestedAt", request.requestedAt)
+        writer.endObject()
+        return writer.bytes
     }
 
-    mutating func member(_ name: StaticString, _ value: (some BinaryInteger)?) {
-        guard let value else { return }
-        literal(name)
-        integer(value)
-    }
-
-    /// A date as seconds since the reference date, in the shortest text that reads back as the
-    /// same `Double` (JSON has no infinity or NaN: those are written as null).
-    mutating func member(_ name: StaticString, _ value: Date?) {
-        guard let value else { return }
-        literal(name)
-        let seconds = value.timeIntervalSinceReferenceDate
-        bytes.append(contentsOf: (seconds.isFinite ? seconds.description : "null").utf8)
+    /// A job's outputs, as `JSONEncoder` wrote them but in key order (it wrote them in a
+    /// dictionary's order, which differs from process to process).
+    static func encode(outputs: [String: String]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 64, style: .foundation)
+        writer.object(outputs)
+        return writer.bytes
     }
 }

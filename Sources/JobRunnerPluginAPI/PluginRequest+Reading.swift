@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerJSON
 
 extension PluginRequest where Parameters: Decodable {
     /// Decodes a request: the members around the parameters with `JSONReader`, the parameters
@@ -73,7 +74,7 @@ struct RequestEnvelope {
                 parameters = start..<reader.index
                 return true
             }
-            return others.insert(Array(key)).inserted && reader.skipValue()
+            return others.insert(Array(key.bytes)).inserted && reader.skipValue()
         }
         guard read, reader.atEnd(), let handler, let job, let run, let attempt, let needs, let workdir,
             let parameters

@@ -1,35 +1,25 @@
 import Foundation
+import JobRunnerJSON
 
 extension PluginResponse {
     /// The response's JSON, written directly: members in declaration order, absent ones left out,
     /// as `JSONEncoder` writes this type (JSONEncoder cost more than a quick handler's call).
     /// Nil when `retryAfter` is infinite or not a number, which JSON cannot hold.
     package var jsonBytes: [UInt8]? {
-        var json: [UInt8] = []
-        json.reserveCapacity(64)
-        json.append(contentsOf: #"{"status":"#.utf8)
-        appendQuoted(status.rawValue, to: &json)
-        if let message {
-            json.append(contentsOf: #","message":"#.utf8)
-            appendQuoted(message, to: &json)
-        }
+        var json = JSONWriter(capacity: 64)
+        json.raw(#"{"status":"#)
+        json.string(status.rawValue)
+        json.member(raw: #","message":"#, message)
         if let retryAfter {
             guard retryAfter.isFinite else { return nil }
-            json.append(contentsOf: #","retryAfter":"#.utf8)
-            json.append(contentsOf: retryAfter.description.utf8)
+            json.member(raw: #","retryAfter":"#, retryAfter)
         }
         if let outputs {
-            json.append(contentsOf: #","outputs":{"#.utf8)
-            for (index, key) in outputs.keys.sorted().enumerated() {
-                if index > 0 { json.append(UInt8(ascii: ",")) }
-                appendQuoted(key, to: &json)
-                json.append(UInt8(ascii: ":"))
-                appendQuoted(outputs[key] ?? "", to: &json)
-            }
-            json.append(UInt8(ascii: "}"))
+            json.raw(#","outputs":"#)
+            json.object(outputs)
         }
-        json.append(UInt8(ascii: "}"))
-        return json
+        json.raw("}")
+        return json.bytes
     }
 
     /// Reads a response the quick way; nil when anything in it is unusual (see `JSONReader`),
@@ -57,7 +47,7 @@ extension PluginResponse {
                 guard outputs == nil, let value = reader.nullable({ $0.stringMap() }) else { return false }
                 outputs = value
             } else {
-                return others.insert(Array(key)).inserted && reader.skipValue()
+                return others.insert(Array(key.bytes)).inserted && reader.skipValue()
             }
             return true
         }
@@ -72,24 +62,3 @@ extension PluginResponse {
         return try JSONDecoder().decode(PluginResponse.self, from: Data(bytes))
     }
 }
-
-/// `text` as a JSON string: quote, backslash and control characters escaped, the rest as UTF-8.
-package func appendQuoted(_ text: String, to json: inout [UInt8]) {
-    json.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-            json.append(UInt8(ascii: "\\"))
-            json.append(byte)
-        case 0..<0x20:
-            json.append(contentsOf: "\\u00".utf8)
-            json.append(hexDigits[Int(byte >> 4)])
-            json.append(hexDigits[Int(byte & 0xF)])
-        default:
-            json.append(byte)
-        }
-    }
-    json.append(UInt8(ascii: "\""))
-}
-
-private let hexDigits = Array("0123456789abcdef".utf8)

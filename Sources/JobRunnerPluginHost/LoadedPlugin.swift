@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 import JobRunnerPluginAPI
 
 /// A plugin library that was loaded and checked: its descriptor, read once.

@@ -1,4 +1,5 @@
 import JobRunnerCore
+import JobRunnerJSON
 import JobRunnerPluginAPI
 
 extension PluginRequest where Parameters == JSONValue {

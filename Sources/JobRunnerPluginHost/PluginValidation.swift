@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 /// A problem with a plugin job, found before anything runs.
 public struct PluginProblem: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 import Testing
 
 @testable import JobRunnerLMDB

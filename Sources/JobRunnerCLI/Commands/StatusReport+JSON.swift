@@ -1,10 +1,11 @@
 import Foundation
 import JobRunnerCore
+import JobRunnerJSON
 
 extension StatusReport {
     /// `status --json` (SPEC 5.11), written out in pieces of about 256 KiB as it is made: one
-    /// job per line. A job's line is made as it is written, its fixed parts from bytes made
-    /// once, its dates formatted into the output: a 100,000-job run writes 100,000 lines.
+    /// job per line. A job's line is made as it is written, its fixed parts literals, its dates
+    /// formatted into the output: a 100,000-job run writes 100,000 lines.
     func writeJSON(_ write: ([UInt8]) -> Void) {
         let run = overview.run
         var json = JSONWriter(capacity: 1 << 10)
@@ -27,7 +28,7 @@ extension StatusReport {
         var lines = JobLines()
         forEachRow { row in
             lines.append(row, outputs: overview.outputs[row.record.jobID] ?? [:])
-            if lines.bytes.count >= 256 << 10 { write(lines.drain()) }
+            if lines.count >= 256 << 10 { write(lines.drain()) }
         }
         write(lines.drain())
         json.endArray()
@@ -63,82 +64,51 @@ extension StatusReport {
     }
 }
 
-/// The `jobs` lines of `status --json`, byte for byte as `JSONWriter` writes such an object
-/// (members in this order, `null` for an absent value, no spaces), each after a line break
-/// and, but for the first, a comma.
+/// The `jobs` lines of `status --json`, byte for byte as the structured ``JSONWriter`` API
+/// writes such an object (members in this order, `null` for an absent value, no spaces), each
+/// after a line break and, but for the first, a comma; written with its literal API.
 private struct JobLines {
-    private(set) var bytes: [UInt8] = []
+    private var json = JSONWriter(capacity: 320 << 10)
     private var first = true
     private var dates = Timestamps.ISOWriter()
 
-    init() { bytes.reserveCapacity(320 << 10) }
+    /// How many bytes wait.
+    var count: Int { json.count }
 
-    mutating func drain() -> [UInt8] {
-        defer { bytes.removeAll(keepingCapacity: true) }
-        return bytes
-    }
-
-    private static let opening = Array("\n{\"id\":".utf8)
-    private static let nextOpening = Array("\n,{\"id\":".utf8)
-    private static let pipeline = Array(",\"pipeline\":".utf8)
-    private static let state = Array(",\"state\":".utf8)
-    private static let reason = Array(",\"reason\":".utf8)
-    private static let attempts = Array(",\"attempts\":".utf8)
-    private static let exitCode = Array(",\"exitCode\":".utf8)
-    private static let startedAt = Array(",\"startedAt\":".utf8)
-    private static let finishedAt = Array(",\"finishedAt\":".utf8)
-    private static let nextAttemptAt = Array(",\"nextAttemptAt\":".utf8)
-    private static let outputs = Array(",\"outputs\":".utf8)
-    private static let null = Array("null".utf8)
+    mutating func drain() -> [UInt8] { json.drain() }
 
     mutating func append(_ row: StatusReport.Row, outputs: [String: String]) {
         let record = row.record
-        bytes.append(contentsOf: first ? Self.opening : Self.nextOpening)
+        if first { json.raw("\n{\"id\":") } else { json.raw("\n,{\"id\":") }
         first = false
-        JSONWriter.appendQuoted(record.jobID, to: &bytes)
-        bytes.append(contentsOf: Self.pipeline)
-        JSONWriter.appendQuoted(record.pipeline, to: &bytes)
-        bytes.append(contentsOf: Self.state)
-        JSONWriter.appendQuoted(row.state.rawValue, to: &bytes)
-        bytes.append(contentsOf: Self.reason)
-        if let words = row.reason?.words {
-            JSONWriter.appendQuoted(words, to: &bytes)
-        } else {
-            bytes.append(contentsOf: Self.null)
-        }
-        bytes.append(contentsOf: Self.attempts)
-        integer(record.attempts)
-        bytes.append(contentsOf: Self.exitCode)
-        if let code = record.exitCode { integer(Int(code)) } else { bytes.append(contentsOf: Self.null) }
-        bytes.append(contentsOf: Self.startedAt)
+        json.string(record.jobID)
+        json.member(raw: #","pipeline":"#, record.pipeline)
+        json.member(raw: #","state":"#, row.state.rawValue)
+        json.raw(#","reason":"#)
+        if let words = row.reason?.words { json.string(words) } else { json.raw("null") }
+        json.member(raw: #","attempts":"#, record.attempts)
+        json.raw(#","exitCode":"#)
+        if let code = record.exitCode { json.integer(code) } else { json.raw("null") }
+        json.raw(#","startedAt":"#)
         date(record.startedAt)
-        bytes.append(contentsOf: Self.finishedAt)
+        json.raw(#","finishedAt":"#)
         date(record.finishedAt)
-        bytes.append(contentsOf: Self.nextAttemptAt)
+        json.raw(#","nextAttemptAt":"#)
         date(record.nextAttemptAt)
-        bytes.append(contentsOf: Self.outputs)
-        bytes.append(UInt8(ascii: "{"))
-        for (index, name) in outputs.keys.sorted().enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONWriter.appendQuoted(name, to: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            JSONWriter.appendQuoted(outputs[name] ?? "", to: &bytes)
-        }
-        bytes.append(contentsOf: "}}".utf8)
+        json.raw(#","outputs":"#)
+        json.object(outputs)
+        json.raw("}")
     }
 
-    private mutating func integer(_ value: Int) {
-        if (0..<10).contains(value) {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
-        } else {
-            bytes.append(contentsOf: String(value).utf8)
-        }
-    }
-
+    /// A date in ISO 8601 between quotes, or `null`.
     private mutating func date(_ value: Date?) {
-        guard let value else { return bytes.append(contentsOf: Self.null) }
-        bytes.append(UInt8(ascii: "\""))
-        dates.append(value, to: &bytes)
-        bytes.append(UInt8(ascii: "\""))
+        guard let value else { return json.raw("null") }
+        var dates = self.dates
+        json.withRawBytes { bytes in
+            bytes.append(UInt8(ascii: "\""))
+            dates.append(value, to: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+        }
+        self.dates = dates
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import JobRunnerCore
+import JobRunnerJSON
 
 /// Writes `--events` as JSON lines (SPEC 5.10). The lines of one batch of the runner's messages
 /// go out in one `write` (``PendingOutput``), so a reader following the file never sees half a
@@ -33,25 +34,41 @@ final class EventsWriter: RunObserver, Sendable {
     }
 
     func record(_ event: RunEvent) {
-        pending.append(Self.json(event) + "\n")
+        var line = JSONWriter(capacity: 192, style: .shortEscapes)
+        Self.write(event, to: &line)
+        line.newline()
+        pending.append(line.bytes)
     }
 
     func flush() { pending.flush() }
 
+    /// One event's line, without its line break.
     static func json(_ event: RunEvent) -> String {
-        var fields: [(String, String)] = [
-            ("time", JSONValue.quote(Timestamps.iso(event.time))), ("run", JSONValue.quote(event.run)),
-        ]
-        if let job = event.job { fields.append(("job", JSONValue.quote(job))) }
-        if let attempt = event.attempt { fields.append(("attempt", String(attempt))) }
-        fields.append(("event", JSONValue.quote(event.kind.rawValue)))
-        if let pipeline = event.pipeline { fields.append(("pipeline", JSONValue.quote(pipeline))) }
-        if let reason = event.reason { fields.append(("reason", JSONValue.quote(reason))) }
-        if let code = event.exitCode { fields.append(("exitCode", String(code))) }
-        if let delay = event.delay { fields.append(("delay", String(format: "%.3f", delay.seconds))) }
-        if let key = event.key { fields.append(("key", JSONValue.quote(key))) }
-        if let value = event.value { fields.append(("value", JSONValue.quote(value))) }
-        if let state = event.state { fields.append(("state", JSONValue.quote(state))) }
-        return "{" + fields.map { "\(JSONValue.quote($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+        var line = JSONWriter(capacity: 192, style: .shortEscapes)
+        write(event, to: &line)
+        return String(decoding: line.bytes, as: UTF8.self)
+    }
+
+    /// Writes `event` as a JSON object, members in a fixed order, absent ones left out, a space
+    /// after each colon and comma (as the lines have always been written).
+    static func write(_ event: RunEvent, to json: inout JSONWriter) {
+        json.raw(#"{"time": ""#)
+        Timestamps.withISO(event.time) { json.raw($0) }
+        json.raw(#"", "run": "#)
+        json.string(event.run)
+        json.member(raw: #", "job": "#, event.job)
+        json.member(raw: #", "attempt": "#, event.attempt)
+        json.member(raw: #", "event": "#, event.kind.rawValue)
+        json.member(raw: #", "pipeline": "#, event.pipeline)
+        json.member(raw: #", "reason": "#, event.reason)
+        json.member(raw: #", "exitCode": "#, event.exitCode)
+        if let delay = event.delay {
+            json.raw(#", "delay": "#)
+            json.raw(Array(String(format: "%.3f", delay.seconds).utf8))
+        }
+        json.member(raw: #", "key": "#, event.key)
+        json.member(raw: #", "value": "#, event.value)
+        json.member(raw: #", "state": "#, event.state)
+        json.raw("}")
     }
 }

@@ -15,8 +15,13 @@ final class PendingOutput: Sendable {
 
     /// Adds `text` (whole lines) after what waits.
     func append(_ text: String) {
+        append(text.utf8)
+    }
+
+    /// Adds `utf8` (whole lines of text) after what waits.
+    func append(_ utf8: some Collection<UInt8>) {
         bytes.withLock { bytes in
-            bytes.append(contentsOf: text.utf8)
+            bytes.append(contentsOf: utf8)
             if bytes.count >= Self.limit { Self.write(fd, &bytes) }
         }
     }

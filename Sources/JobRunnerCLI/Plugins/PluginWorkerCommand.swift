@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Glibc
+import JobRunnerJSON
 import JobRunnerPluginAPI
 import JobRunnerPluginHost
 import JobRunnerShell
@@ -70,7 +71,7 @@ struct PluginWorkerCommand: ParsableCommand {
 }
 
 extension PluginWorkerCommand.Envelope {
-    /// The envelope read with the plugin API's strict reader, which reads only what it is sure
+    /// The envelope read with the strict `JSONReader`, which reads only what it is sure
     /// of; nil for anything else (`JSONDecoder` then reads it, or says it cannot).
     init?(reading request: [UInt8]) {
         var handler: String?

@@ -1,3 +1,5 @@
+import JobRunnerJSON
+
 /// A JSON-shaped value: the parameters of a job (`with:`) and what plugins exchange.
 public enum JSONValue: Sendable, Hashable, Codable {
     case null
@@ -53,41 +55,16 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// Compact JSON text with sorted keys, so equal values print the same.
+    /// Compact JSON text with sorted keys, so equal values print the same (line feeds, carriage
+    /// returns and tabs in strings as `\n`, `\r` and `\t`).
     public var jsonText: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return value ? "true" : "false"
-        case .int(let value): return String(value)
-        case .double(let value): return value.isFinite ? String(value) : "null"
-        case .string(let value): return JSONValue.quote(value)
-        case .array(let values): return "[" + values.map(\.jsonText).joined(separator: ",") + "]"
-        case .object(let members):
-            let body = members.keys.sorted().map { key in
-                JSONValue.quote(key) + ":" + (members[key] ?? .null).jsonText
-            }
-            return "{" + body.joined(separator: ",") + "}"
-        }
+        var writer = JSONWriter(capacity: 64, style: .shortEscapes)
+        writer.value(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    /// Quotes and escapes a string as a JSON string literal.
+    /// Quotes and escapes a string as a JSON string literal, as ``jsonText`` writes one.
     public static func quote(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-        return out
+        String(decoding: JSONWriter.quoted(text, style: .shortEscapes), as: UTF8.self)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerJSON
 
 /// One thing a commit changed, numbered in commit order: what a reader (`status` pages, the
 /// HTTP API's event stream) follows, and resumes from by its sequence number, as an SSE client
