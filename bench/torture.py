@@ -283,6 +283,11 @@ def full_disk(binary):
         shutil.rmtree(root, ignore_errors=True)
 
 
+# A damage that puts a FIFO where the data file belongs (a state command must not wait for a
+# writer that never comes).
+FIFO = object()
+
+
 def damage_cases(size, seeds, rng):
     cases = [("empty", lambda data: b"")]
     for cut in (4096, 8192, 16384, 32768, size // 2, size - 1):
@@ -292,6 +297,19 @@ def damage_cases(size, seeds, rng):
         if start < size:
             cases.append((f"zeroed from {start}",
                           lambda data, start=start: data[:start] + bytes(len(data) - start)))
+    # One byte of both meta pages (lmdb's MDB_meta after the 16-byte page header): the top bit
+    # of the top byte of each field, and of the byte under it, as a flipped bit on disk makes
+    # a page count or a transaction id that overflows whatever computes with it.
+    for field in range(16, 16 + 144, 8):
+        for byte in (field + 6, field + 7):
+            def meta_bit(data, byte=byte):
+                out = bytearray(data)
+                for page in (0, 1):
+                    if page * 4096 + byte < len(out):
+                        out[page * 4096 + byte] |= 0x80
+                return bytes(out)
+            cases.append((f"meta pages' byte {byte} with its top bit set", meta_bit))
+    cases.append(("a FIFO in its place", FIFO))
     for seed in range(seeds):
         local = random.Random(seed)
         if seed % 2 == 0:
@@ -328,8 +346,13 @@ def damaged_databases(binary, seeds, rng):
         root = tempfile.mkdtemp(prefix="jobrunner-torture-")
         shutil.copytree(os.path.join(base, "jobs"), os.path.join(root, "jobs"))
         shutil.copytree(os.path.join(base, "state"), os.path.join(root, "state"))
-        with open(os.path.join(root, "state", "db", "data.mdb"), "wb") as f:
-            f.write(damage(original))
+        data_copy = os.path.join(root, "state", "db", "data.mdb")
+        if damage is FIFO:
+            os.remove(data_copy)
+            os.mkfifo(data_copy, 0o600)
+        else:
+            with open(data_copy, "wb") as f:
+                f.write(damage(original))
         for command in (["status", "--state", "state"],
                         ["run", "jobs", "--state", "state", "--progress", "none"]):
             tried += 1
@@ -340,7 +363,8 @@ def damaged_databases(binary, seeds, rng):
             elif code < 0 or code >= 128:
                 crashed += 1
                 kept = tempfile.mkdtemp(prefix="jobrunner-torture-crash-")
-                shutil.copy(os.path.join(root, "state", "db", "data.mdb"), kept)
+                if damage is not FIFO:
+                    shutil.copy(data_copy, kept)
                 crashes.append(f"{name}: {command[0]} died ({code}; the file is kept in {kept}): "
                                f"{err.strip()[-160:]!r}")
             elif code == 3 and err.startswith("jobrunner: "):

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import JobRunnerCore
 
 /// What can be checked of `data.mdb` before LMDB maps it: LMDB trusts its file, and a truncated
@@ -21,7 +22,7 @@ enum DataFileCheck {
     /// Throws a `.corrupt` error that says what is wrong when the file cannot be a database LMDB
     /// may map; a missing file is fine (LMDB creates it).
     static func verify(_ path: String) throws(StoreError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        guard let handle = try openRegularFile(path) else { return }
         defer { try? handle.close() }
         let size = (try? handle.seekToEnd()) ?? 0
         func damaged(_ why: String) -> StoreError {
@@ -48,7 +49,9 @@ enum DataFileCheck {
         let newest =
             [(first, head), second.map { ($0, secondHead) }].compactMap { $0 }
             .max { $0.0.transaction < $1.0.transaction } ?? (first, head)
-        let needed = (newest.0.lastPage + 1) * pageSize
+        guard let needed = reach(of: newest.0, pageSize: pageSize) else {
+            throw damaged("its meta page counts \(newest.0.lastPage) pages, more than any file holds")
+        }
         guard needed <= size else {
             throw damaged("it holds \(size) bytes but its pages reach to byte \(needed) (truncated?)")
         }
@@ -76,9 +79,60 @@ enum DataFileCheck {
                 Self.meta(in: bytes).map { ($0, bytes) }
             }
             guard let newer = metas.max(by: { $0.0.transaction < $1.0.transaction }),
-                (newer.0.lastPage + 1) * pageSize <= ((try? handle.seekToEnd()) ?? 0)
+                let reached = reach(of: newer.0, pageSize: pageSize),
+                reached <= ((try? handle.seekToEnd()) ?? 0)
             else { return }
             meta = newer
+        }
+    }
+
+    /// The end of the pages `meta` says the file holds, in bytes; nil when that is past any
+    /// file (a damaged page count must not overflow).
+    static func reach(of meta: Meta, pageSize: UInt64) -> UInt64? {
+        let (pages, overflow) = meta.lastPage.addingReportingOverflow(1)
+        let (bytes, overflowAgain) = pages.multipliedReportingOverflow(by: pageSize)
+        return overflow || overflowAgain ? nil : bytes
+    }
+
+    /// The file at `path` opened for reading, or nil when there is none (LMDB creates it).
+    /// Throws when it is there but is not a regular file: a FIFO would block the open, and
+    /// LMDB, forever; a device or a directory is no database. Opened without blocking, then
+    /// looked at, so what is looked at is what is read.
+    static func openRegularFile(_ path: String) throws(StoreError) -> FileHandle? {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            let kind = fileKind(info.st_mode)
+            close(fd)
+            throw StoreError(
+                .unusable,
+                "the state database \(path) is \(kind), not a regular file; move it aside, or pass --state DIR"
+            )
+        }
+        return FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+    }
+
+    /// Throws when LMDB's lock file at `path` is there but is not a regular file (LMDB fails
+    /// on it with "Illegal seek", which says nothing of what to do).
+    static func verifyLockFile(_ path: String) throws(StoreError) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG else { return }
+        throw StoreError(
+            .unusable,
+            "the state database's lock file \(path) is \(fileKind(info.st_mode)), not a regular file; remove it (LMDB makes it again), or pass --state DIR"
+        )
+    }
+
+    /// What a file of mode `mode` is, in words (for one that is not a regular file).
+    static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO (named pipe)"
+        case S_IFDIR: "a directory"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a plain file"
         }
     }
 

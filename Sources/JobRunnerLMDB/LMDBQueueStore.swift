@@ -77,6 +77,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             }
         }
         try DataFileCheck.verify(directory + "/data.mdb")
+        try DataFileCheck.verifyLockFile(directory + "/lock.mdb")
         let heldPages = DataFileCheck.holdsPages(directory + "/data.mdb")
         do {
             // A new file gets its schema version in the commit that creates its tables: a runner
