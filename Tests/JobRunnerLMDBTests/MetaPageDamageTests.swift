@@ -12,10 +12,12 @@ import Testing
         let directory = try temporaryDirectory()
         let store = try LMDBQueueStore(directory: directory, mapSize: 64 << 20)
         let start = Date(timeIntervalSince1970: 1_800_000_000)
-        try await store.commit([
-            .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)),
-            .setCurrentRun("R"),
-        ])
+        let claim = try await store.claim(owner: "test")
+        try await store.commit(
+            [
+                .putRun(RunRecord(id: "R", state: .running, startedAt: start, jobIDs: ["a"], runnerPID: 1)),
+                .setCurrentRun("R"),
+            ], under: claim)
         store.close()
         return directory
     }
