@@ -16,7 +16,8 @@ func temporaryDirectory() throws -> String {
 /// The store contract (``StoreContract``), run against the LMDB store: each case on a database
 /// of its own.
 @Suite struct LMDBStoreContractTests {
-    @Test(arguments: StoreContract.cases)
+    // A case that hangs (a follower never woken) fails instead of holding the suite.
+    @Test(.timeLimit(.minutes(1)), arguments: StoreContract.cases)
     func theLMDBStoreKeepsTheContract(_ check: StoreContract.Case) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
