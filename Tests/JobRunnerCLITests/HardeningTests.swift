@@ -148,6 +148,8 @@ extension HardeningTests {
         let exit = await ExitWatcher(runner).wait(atMost: .seconds(120))
         if exit == nil { kill(runner.processIdentifier, SIGKILL) }
         #expect(exit == 3, "the runner hung or crashed: \(reader.all)")
+        // Its last words may still be in the pipe when its exit is seen: read up to them.
+        #expect(await reader.waitFor("No space left on device"), "\(reader.all)")
         #expect(
             reader.all.contains {
                 $0.hasPrefix("jobrunner: ") && $0.contains("No space left on device")
