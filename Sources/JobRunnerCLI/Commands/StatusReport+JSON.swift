@@ -99,10 +99,14 @@ private struct JobLines {
         JSONWriter.appendQuoted(record.jobID, to: &bytes)
         bytes.append(contentsOf: Self.pipeline)
         JSONWriter.appendQuoted(record.pipeline, to: &bytes)
+        // A job that has not started is `waiting`, with what it waits for: with no runner at
+        // work the table shows its stored state, `pending` with no reason, which for JSON is
+        // `waiting` for a `slot` (the next runner's).
+        let open = row.state == .pending || row.state == .waiting
         bytes.append(contentsOf: Self.state)
-        JSONWriter.appendQuoted(row.state.rawValue, to: &bytes)
+        JSONWriter.appendQuoted(open ? JobState.waiting.rawValue : row.state.rawValue, to: &bytes)
         bytes.append(contentsOf: Self.reason)
-        if let words = row.reason?.words {
+        if let words = row.reason?.words ?? (open ? JobReason.waiting(.slot).words : nil) {
             JSONWriter.appendQuoted(words, to: &bytes)
         } else {
             bytes.append(contentsOf: Self.null)
