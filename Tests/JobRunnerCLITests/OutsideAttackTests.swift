@@ -155,3 +155,41 @@ extension OutsideAttackTests {
         #expect(run.status == 0, "\(run.stderr)")
     }
 }
+
+extension OutsideAttackTests {
+    /// `validate` run as `nobody` with the binary under a root-owned 0700 directory (as
+    /// `sudo -u svc jobrunner` from root's home): it validates, a plugin job's library probed by
+    /// a child started as `/proc/self/exe`, where Foundation's `Bundle.main` trapped.
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to run as a user the 0700 directory is closed to"))
+    func aBinaryInADirectoryTheUserCannotSearchStillWorks() async throws {
+        let workspace = try Workspace(files: [:])
+        let top = workspace.root + "/top"
+        try FileManager.default.createDirectory(atPath: top + "/bin", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: top + "/work/jobs", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: jobrunnerBinary, toPath: top + "/bin/jobrunner")
+        try "jobs:\n  a:\n    run: 'true'\n  b:\n    plugin: noop.ok\n    isolation: process\n".write(
+            toFile: top + "/work/jobs/a.yaml", atomically: true, encoding: .utf8)
+        for path in [workspace.root, top + "/bin", top + "/work", top + "/work/jobs"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+        }
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o644], ofItemAtPath: top + "/work/jobs/a.yaml")
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: top)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "../bin/jobrunner", "validate", "jobs",
+        ]
+        process.currentDirectoryURL = URL(fileURLWithPath: top + "/work")
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOBRUNNER_PLUGIN_PATH"] = (jobrunnerBinary as NSString).deletingLastPathComponent
+        process.environment = environment
+        let ended = try await runCollecting(process)
+        #expect(!ended.signalled, "\(ended)")
+        #expect(ended.status == 0, "\(ended)")
+        #expect(ended.stdout.contains("2 jobs in 1 file are valid"), "\(ended)")
+    }
+}
