@@ -117,5 +117,6 @@ enum ExitStatus {
 /// line breaks between lines is shown escaped, so none reaches the terminal as such.
 func printError(_ text: String) {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(VisibleText.escaped)
-    FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    // Not FileHandle's `write`, which traps when standard error is a closed pipe.
+    writeText(STDERR_FILENO, lines.joined(separator: "\n") + "\n")
 }

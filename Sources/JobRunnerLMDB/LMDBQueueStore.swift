@@ -79,25 +79,82 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         try DataFileCheck.verify(directory + "/data.mdb")
         try DataFileCheck.verifyLockFile(directory + "/lock.mdb")
         let heldPages = DataFileCheck.holdsPages(directory + "/data.mdb")
-        do {
-            // A new file gets its schema version in the commit that creates its tables: a runner
-            // killed between two such commits left a file with pages and no version, which every
-            // later start refused as damaged.
-            environment = try Environment(directory: directory, mapSize: mapSize, access: access) {
-                txn, tables throws(LMDBError) in
-                guard !heldPages, try txn.get(tables.meta, key: StoreKey.schemaVersion) == nil else { return }
-                try txn.put(
-                    tables.meta, key: StoreKey.schemaVersion, value: Array(String(Self.schemaVersion).utf8))
-            }
-        } catch {
-            throw error.storeError(path: directory)
-        }
+        environment = try Self.openEnvironment(
+            directory: directory, mapSize: mapSize, access: access, heldPages: heldPages)
         writer = GroupCommitWriter(environment: environment, failsAfterWritingAhead: failsAfterWritingAhead)
         try checkSchema()
         writer.start()
     }
 
     deinit { writer.close() }
+
+    /// The smallest map tried when the address space is too small for the one asked for.
+    static let smallestMapSize = 64 << 20
+
+    /// Opens the environment with a map of `mapSize` bytes, or, when the address space is
+    /// limited (`ulimit -v`) so that such a map cannot be made, of half as many, and so on down
+    /// to ``smallestMapSize`` (never below the file's own size): the database can grow only as
+    /// far as its map, but is usable. Fails with a sentence naming the map and the limit when
+    /// even that cannot be mapped.
+    private static func openEnvironment(
+        directory: String, mapSize: Int, access: Environment.Access, heldPages: Bool
+    ) throws(StoreError) -> Environment {
+        var size = mapSize
+        var info = stat()
+        let fileSize = stat(directory + "/data.mdb", &info) == 0 ? Int(info.st_size) : 0
+        while true {
+            do {
+                // A new file gets its schema version in the commit that creates its tables: a
+                // runner killed between two such commits left a file with pages and no version,
+                // which every later start refused as damaged.
+                return try Environment(directory: directory, mapSize: size, access: access) {
+                    txn, tables throws(LMDBError) in
+                    guard !heldPages, try txn.get(tables.meta, key: StoreKey.schemaVersion) == nil else {
+                        return
+                    }
+                    try txn.put(
+                        tables.meta, key: StoreKey.schemaVersion,
+                        value: Array(String(Self.schemaVersion).utf8))
+                }
+            } catch  where error.code == ENOMEM && error.operation == "mdb_env_open" {
+                // At most a quarter of the address space at the next try: the map that just
+                // fits would leave none for the runner's threads and the jobs' output.
+                var smaller = size / 2
+                if let limit = addressSpaceBytes() {
+                    while smaller > smallestMapSize && smaller > limit / 4 { smaller /= 2 }
+                }
+                guard smaller >= smallestMapSize, smaller >= fileSize else {
+                    throw StoreError(
+                        .unusable,
+                        "cannot map the state database in \(directory): \(error); jobrunner maps it into memory (\(describe(mapSize)), else down to \(describe(max(smallestMapSize, size)))) and the address space is too small for that\(addressSpaceLimit()); raise the limit (`ulimit -v unlimited`) or run where none is set"
+                    )
+                }
+                size = smaller
+            } catch {
+                throw error.storeError(path: directory)
+            }
+        }
+    }
+
+    /// The address space this process may have (`ulimit -v`), in bytes; nil when unlimited.
+    private static func addressSpaceBytes() -> Int? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
+        else { return nil }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// ` (it is limited to N by ulimit -v)` when the address space is limited; empty otherwise.
+    private static func addressSpaceLimit() -> String {
+        addressSpaceBytes().map { " (it is limited to \(describe($0)) by `ulimit -v`)" } ?? ""
+    }
+
+    /// A size in the largest binary unit that fits.
+    private static func describe(_ bytes: Int) -> String {
+        if bytes >= 1 << 30, bytes % (1 << 30) == 0 { return "\(bytes >> 30) GiB" }
+        if bytes >= 1 << 20 { return "\(bytes >> 20) MiB" }
+        return "\(bytes >> 10) KiB"
+    }
 
     /// Lets the writer finish what was submitted, then stop; later submissions fail.
     public func close() { writer.close() }

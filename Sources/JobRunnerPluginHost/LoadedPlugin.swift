@@ -111,9 +111,12 @@ public final class LoadedPlugin: @unchecked Sendable {
             return Self.failure("the plugin's invoke returned NULL").withUnsafeBytes(read)
         }
         defer { value.free_response?(value.context, response) }
-        guard length <= PluginLimits.responseBytes else {
+        // `size_t` arrives as `Int`: a length of 2^63 or more reads as negative, and is as
+        // much too long as any other.
+        guard length >= 0, length <= PluginLimits.responseBytes else {
             return Self.failure(
-                AttemptEnd.Refusal.responseTooLarge(claimed: length, limit: PluginLimits.responseBytes).words
+                "the plugin's response claims \(UInt(bitPattern: length)) bytes, more than the "
+                    + "\(PluginLimits.describe(bytes: PluginLimits.responseBytes)) a response may have"
             ).withUnsafeBytes(read)
         }
         return read(UnsafeRawBufferPointer(start: response, count: length))

@@ -34,7 +34,7 @@ public final class PluginCatalog: Sendable {
     public static func standardSearchPath(
         pluginPaths: [String], jobPaths: [String],
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        executable: String? = Bundle.main.executablePath
+        executable: String? = ExecutableLocation.path()
     ) -> [String] {
         var result = pluginPaths
         if let variable = environment["JOBRUNNER_PLUGIN_PATH"] {

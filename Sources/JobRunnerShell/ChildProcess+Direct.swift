@@ -8,11 +8,12 @@ import Glibc
     import SystemPackage
 #endif
 
-/// The start of a child without swift-subprocess, for a child with nothing on its standard input
-/// (every shell job, constraint command and probe): posix_spawn on the calling thread, then one
-/// wait on ``ChildWatcher``'s thread for its output and its end. The child is set up as
-/// swift-subprocess sets it up: the leader of a process group of its own, standard input from
-/// `/dev/null`, no other descriptor of the runner, default signal actions, nothing blocked.
+/// The start of a child without swift-subprocess (every shell job, constraint command, probe
+/// and `process-per-attempt` plugin call): posix_spawn on the calling thread, then one wait on
+/// ``ChildWatcher``'s thread for its output and its end. The child is set up as swift-subprocess
+/// sets it up: the leader of a process group of its own, standard input from `/dev/null` (or a
+/// pipe the bytes given for it are written to), no other descriptor of the runner, default
+/// signal actions, nothing blocked.
 extension ChildProcess {
     func spawnDirectly(
         watching watcher: ChildWatcher, errorFile: FileDescriptor?, started: Latch<Int32?>,
@@ -38,6 +39,18 @@ extension ChildProcess {
         guard let null = Self.devNull else {
             return .failure(StartFailure(reason: "cannot open /dev/null for its standard input"))
         }
+        // Bytes for its standard input go through a pipe of their own, fed by a thread once the
+        // child exists (``OwnedDescriptors/feed(_:to:)``).
+        var inputEnds: [Int32]?
+        if input != nil {
+            guard let pair = OwnedDescriptors.closeOnExecPair() else {
+                return .failure(
+                    StartFailure(reason: "cannot make a pipe: \(String(cString: strerror(errno)))"))
+            }
+            inputEnds = pair
+        }
+        let inputOwned = OwnedDescriptors(inputEnds ?? [])
+        defer { inputOwned.close() }
         var ends: [Int32] = [-1, -1]
         guard jobrunner_pipe(&ends) == 0 else {
             return .failure(StartFailure(reason: "cannot make a pipe: \(String(cString: strerror(errno)))"))
@@ -47,8 +60,8 @@ extension ChildProcess {
         let rc = Self.withCStrings([first] + arguments) { argv in
             Self.withCStrings(variables.map { $0.key + "=" + $0.value }) { envp in
                 jobrunner_spawn(
-                    path, argv, envp, workingDirectory, null, ends[1], errorFile?.rawValue ?? ends[1], &pid,
-                    &pidfd)
+                    path, argv, envp, workingDirectory, inputEnds?[0] ?? null, ends[1],
+                    errorFile?.rawValue ?? ends[1], &pid, &pidfd)
             }
         }
         // The child has its copies: the pipe ends once the child and what it started close theirs.
@@ -58,6 +71,11 @@ extension ChildProcess {
         guard rc == 0 else {
             close(ends[0])
             return .failure(StartFailure(reason: Self.whyNotStarted(path, in: workingDirectory, error: rc)))
+        }
+        if let input, let inputEnds {
+            close(inputEnds[0])
+            inputOwned.release()
+            OwnedDescriptors.feed(input, to: inputEnds[1])
         }
         ProcessGroups.spawned(pid)
         started.set(pid)

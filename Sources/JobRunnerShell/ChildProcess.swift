@@ -16,11 +16,11 @@ import Synchronization
 ///
 /// The process is spawned with posix_spawn as the leader of a process group of its own, so
 /// everything it starts can be ended together: directly, its output and its end awaited on
-/// ``ChildWatcher``'s thread, when nothing is written to its standard input
-/// (ChildProcess+Direct.swift); through swift-subprocess otherwise. Its ``Teardown`` is the
-/// attempts' one policy: a deadline (measured on the injected clock) or a cancelled caller ends
-/// the group, SIGTERM, then SIGKILL once `killGrace` has passed on that clock with anything left.
-/// When the main process exits, processes it left behind in the group are ended the same way, as
+/// ``ChildWatcher``'s thread (ChildProcess+Direct.swift); through swift-subprocess where the
+/// kernel has no process descriptors for the watcher. Its ``Teardown`` is the attempts' one
+/// policy: a deadline (measured on the injected clock) or a cancelled caller ends the group,
+/// SIGTERM, then SIGKILL once `killGrace` has passed on that clock with anything left. When the
+/// main process exits, processes it left behind in the group are ended the same way, as
 /// systemd's `KillMode=control-group` does; with a ``mark``, so are the processes it started
 /// that left the group.
 ///
@@ -235,7 +235,7 @@ public struct ChildProcess: Sendable {
                 return .failure(StartFailure(reason: "cannot open \(path) for its standard error: \(error)"))
             }
         }
-        if input == nil, let watcher = ChildWatcher.shared {
+        if let watcher = ChildWatcher.shared {
             return await spawnDirectly(
                 watching: watcher, errorFile: errorFile, started: started, onSpawn: onSpawn)
         }
@@ -243,29 +243,56 @@ public struct ChildProcess: Sendable {
         // 0: the child's own pid, so it leads a new group.
         options.processGroupID = 0
         let output = self.output
+        // The input goes through a pipe of ours, and every descriptor given to swift-subprocess
+        // is closed here (see ``OwnedDescriptors``): none it makes itself is left for it to close
+        // when the next one cannot be made.
+        var inputPipe: [Int32]?
+        if input != nil {
+            guard let pair = OwnedDescriptors.closeOnExecPair() else {
+                let why = String(cString: strerror(errno))
+                try? errorFile?.close()
+                return .failure(StartFailure(reason: "cannot make a pipe: \(why)"))
+            }
+            inputPipe = pair
+        }
+        let childEnds = OwnedDescriptors([inputPipe?[0] ?? -1, errorFile?.rawValue ?? -1])
+        let feeder = OwnedDescriptors([inputPipe?[1] ?? -1])
+        defer {
+            childEnds.close()
+            feeder.close()
+        }
+        let input = self.input
         let body = { (pid: Int32, sequence: SubprocessOutputSequence) async -> [UInt8] in
+            childEnds.close()
+            if let input, let end = inputPipe?[1] {
+                feeder.release()
+                OwnedDescriptors.feed(input, to: end)
+            }
             ProcessGroups.spawned(pid)
             started.set(pid)
             onSpawn(pid)
             return await Self.read(sequence, into: output)
         }
         do {
-            switch (input, errorFile) {
+            let stdin = inputPipe.map { FileDescriptor(rawValue: $0[0]) }
+            switch (stdin, errorFile) {
             case (nil, nil):
                 return .success(try await spawn(options, input: .none, error: .combinedWithOutput, body))
             case (nil, let file?):
                 return .success(
                     try await spawn(
-                        options, input: .none, error: .fileDescriptor(file, closeAfterSpawningProcess: true),
+                        options, input: .none, error: .fileDescriptor(file, closeAfterSpawningProcess: false),
                         body))
-            case (let bytes?, nil):
-                return .success(
-                    try await spawn(options, input: .array(bytes), error: .combinedWithOutput, body))
-            case (let bytes?, let file?):
+            case (let stdin?, nil):
                 return .success(
                     try await spawn(
-                        options, input: .array(bytes),
-                        error: .fileDescriptor(file, closeAfterSpawningProcess: true), body))
+                        options, input: .fileDescriptor(stdin, closeAfterSpawningProcess: false),
+                        error: .combinedWithOutput, body))
+            case (let stdin?, let file?):
+                return .success(
+                    try await spawn(
+                        options, input: .fileDescriptor(stdin, closeAfterSpawningProcess: false),
+                        error: .fileDescriptor(file, closeAfterSpawningProcess: false), body))
             }
         } catch {
             return .failure(StartFailure(reason: "\(error)"))

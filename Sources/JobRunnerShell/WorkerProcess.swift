@@ -1,13 +1,7 @@
+import CJobRunnerSystem
 import Foundation
 import Glibc
 import JobRunnerCore
-import Subprocess
-
-#if canImport(System)
-    import System
-#else
-    import SystemPackage
-#endif
 
 /// A long-lived child process that answers one frame (``WorkerFrames``) with another, one
 /// exchange at a time: a persistent plugin worker (`isolation: process`).
@@ -48,9 +42,9 @@ public final class WorkerProcess: Sendable {
     public let pid: Int32
     private let clock: any RunnerClock
     private let channel: FrameChannel
-    private let ended: Task<Termination, Never>
+    private let ended: Latch<Termination>
 
-    private init(pid: Int32, clock: any RunnerClock, channel: FrameChannel, ended: Task<Termination, Never>) {
+    private init(pid: Int32, clock: any RunnerClock, channel: FrameChannel, ended: Latch<Termination>) {
         self.pid = pid
         self.clock = clock
         self.channel = channel
@@ -59,60 +53,81 @@ public final class WorkerProcess: Sendable {
 
     /// Starts `program` with `arguments` (environment: the runner's); returns once it exists,
     /// or how it failed to start.
+    ///
+    /// Spawned with posix_spawn, as ``ChildProcess`` starts a child directly, and reaped by a
+    /// thread of its own that waits for it: a worker lives as long as the run, and a wait for its
+    /// end must hold no thread of the cooperative pool. (Through swift-subprocess, a worker
+    /// started while descriptors ran out was reaped by a blocking wait on that pool, and two
+    /// such workers stopped every task of the runner on a two-core machine.) Every descriptor
+    /// the child gets is made and closed here, /dev/null too: with descriptors running out, the
+    /// start fails with a sentence.
     public static func start(
         program: String, arguments: [String], clock: any RunnerClock
     ) async -> Result<WorkerProcess, WorkerStartError> {
-        guard let requests = closeOnExecPair(), let replies = closeOnExecPair() else {
-            return .failure(
-                WorkerStartError(reason: "cannot make a pipe: \(String(cString: strerror(errno)))"))
+        func failure(_ what: String, _ error: Int32 = errno) -> Result<WorkerProcess, WorkerStartError> {
+            .failure(WorkerStartError(reason: "cannot \(what): \(String(cString: strerror(error)))"))
         }
-        let started = Latch<Result<Int32, WorkerStartError>>()
-        let (childInput, childOutput) = (requests[0], replies[1])
-        // Unstructured: it lives as long as the worker, and reaps it.
-        let ended = Task<Termination, Never> {
-            var options = PlatformOptions()
-            // 0: the child's own pid, so it leads a new group.
-            options.processGroupID = 0
-            do {
-                let result = try await Subprocess.run(
-                    .path(FilePath(program)), arguments: Arguments(arguments), platformOptions: options,
-                    input: .fileDescriptor(
-                        FileDescriptor(rawValue: childInput), closeAfterSpawningProcess: true),
-                    output: .fileDescriptor(
-                        FileDescriptor(rawValue: childOutput), closeAfterSpawningProcess: true),
-                    error: .discarded
-                ) { execution in
-                    started.set(.success(execution.processIdentifier.value))
-                }
-                switch result.terminationStatus {
-                case .exited(let code): return .exited(code)
-                case .signaled(let signal): return .signalled(signal)
-                }
-            } catch {
-                started.set(.failure(WorkerStartError(reason: "\(error)")))
-                return .failedToStart("\(error)")
+        guard let requests = OwnedDescriptors.closeOnExecPair() else { return failure("make a pipe") }
+        let runnerEnds = OwnedDescriptors([requests[1]])
+        guard let replies = OwnedDescriptors.closeOnExecPair() else {
+            let why = errno
+            OwnedDescriptors([requests[0]]).close()
+            runnerEnds.close()
+            return failure("make a pipe", why)
+        }
+        let runnerReplies = OwnedDescriptors([replies[0]])
+        let childEnds = OwnedDescriptors([requests[0], replies[1]])
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard null >= 0 else {
+            let why = errno
+            childEnds.close()
+            runnerEnds.close()
+            runnerReplies.close()
+            return failure("open /dev/null", why)
+        }
+        let variables = ProcessInfo.processInfo.environment.map { $0.key + "=" + $0.value }
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        let rc = withCStrings([program] + arguments) { argv in
+            withCStrings(variables) { envp in
+                jobrunner_spawn(program, argv, envp, nil, requests[0], replies[1], null, &pid, &pidfd)
             }
         }
-        switch await started.value {
-        case .failure(let failure):
-            // swift-subprocess closes the child's ends whether or not the spawn worked.
-            close(requests[1])
-            close(replies[0])
-            return .failure(failure)
-        case .success(let pid):
-            let channel = FrameChannel(requests: requests[1], replies: replies[0])
-            return .success(WorkerProcess(pid: pid, clock: clock, channel: channel, ended: ended))
+        // The child has its copies: the runner's end of the replies reads the end of the file
+        // once the worker is gone.
+        childEnds.close()
+        close(null)
+        guard rc == 0 else {
+            runnerEnds.close()
+            runnerReplies.close()
+            return failure("start \(program)", rc)
         }
+        if pidfd >= 0 { close(pidfd) }
+        let child = pid
+        ProcessGroups.spawned(child)
+        let ended = Latch<Termination>()
+        let reaper = Thread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            ProcessGroups.reaped(child)
+            // WIFEXITED, WEXITSTATUS, WTERMSIG, which Swift cannot call (they are macros).
+            ended.set(status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F))
+        }
+        reaper.name = "jobrunner worker \(child)"
+        reaper.start()
+        runnerEnds.release()
+        runnerReplies.release()
+        let channel = FrameChannel(requests: requests[1], replies: replies[0])
+        return .success(WorkerProcess(pid: child, clock: clock, channel: channel, ended: ended))
     }
 
-    /// A connected pair of descriptors, close-on-exec from their creation (no process another
-    /// thread starts can inherit them): [read end, write end]. A socket pair, for Glibc offers
-    /// no `pipe2` to Swift; used one way, like a pipe.
-    private static func closeOnExecPair() -> [Int32]? {
-        var pair: [Int32] = [-1, -1]
-        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        guard socketpair(AF_UNIX, type, 0, &pair) == 0 else { return nil }
-        return pair
+    /// `strings` as a NULL-terminated array of C strings, for `body` only.
+    private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T)
+        -> T
+    {
+        let pointers = strings.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        return body(pointers)
     }
 
     /// Sends `request` (nil: sends nothing, only waits for the worker's next frame, such as the

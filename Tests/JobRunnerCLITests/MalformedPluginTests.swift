@@ -180,6 +180,33 @@ import Testing
         #expect(jobs["fine"]?["state"] as? String == "succeeded")
     }
 
+    /// `invoke` that claims 2^63 bytes, a length no signed integer holds: refused with the same
+    /// sentence, where converting it trapped (in process) or killed the worker (apart).
+    @Test func aResponseLengthOfTwoToTheSixtyThirdFailsTheAttempt() async throws {
+        let workspace = try Workspace(files: [
+            "liar.yaml": """
+            jobs:
+              inside:
+                plugin: liar.enormous
+              apart:
+                plugin: liar.enormous
+                isolation: process
+              alone:
+                plugin: liar.enormous
+                isolation: process-per-attempt
+            """
+        ])
+        let run = try await workspace.run(["run", "jobs"], environment: Self.quiet)
+        #expect(!run.signalled && run.status == 1, "\(run.status) \(run.stderr)")
+        let jobs = try await workspace.statusJobs()
+        for job in ["inside", "apart", "alone"] {
+            #expect(
+                jobs[job]?["reason"] as? String
+                    == "the plugin's response claims 9223372036854775808 bytes, more than the 16 MiB a response may have",
+                "\(job): \(jobs[job] ?? [:])")
+        }
+    }
+
     /// A parameter check whose message has no NUL: read no further than 64 KiB, reported at the
     /// job's `with:` whether the check runs here or apart.
     @Test func anUnterminatedParameterMessageIsReadNoFurtherThanTheLimit() async throws {

@@ -38,8 +38,9 @@ import Testing
             #expect(!done.stdout.contains("asked the runner"), "\(done.stdout)")
         }
         let jobs = try await workspace.statusJobs()
-        #expect(jobs["a"]?["state"] as? String == "pending", "\(jobs)")
-        #expect(jobs["b"]?["state"] as? String == "pending", "\(jobs)")
+        // Not started again yet: `waiting` for a slot, as `status --json` shows a pending job.
+        #expect(jobs["a"]?["state"] as? String == "waiting", "\(jobs)")
+        #expect(jobs["b"]?["state"] as? String == "waiting", "\(jobs)")
     }
 
     /// A `skip` without a runner that leaves every job final closes the run, `succeeded` here,
@@ -120,7 +121,7 @@ import Testing
         #expect(await waitForExit(retry) == 0)
         let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(printed.contains("ended before it took the request; applying it here"), "\(printed)")
-        #expect(try await workspace.statusJobs()["a"]?["state"] as? String == "pending")
+        #expect(try await workspace.statusJobs()["a"]?["state"] as? String == "waiting")
     }
 
     /// Starts a runner on `workspace`, whose job `long` reads `long.fifo` (made here), and

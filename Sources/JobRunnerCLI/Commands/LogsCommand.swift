@@ -40,6 +40,20 @@ struct LogsCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        do {
+            try await printLogs()
+        } catch let closed as OutputClosed {
+            // The reader went away (`| head`): nothing more to do, as for `cat`. Another failure
+            // to write is said, to standard error.
+            guard closed.code != EPIPE else { return }
+            printError(
+                "jobrunner: cannot write the log to standard output: \(String(cString: strerror(closed.code))); check where it goes"
+            )
+            throw ExitCode(ExitStatus.failed)
+        }
+    }
+
+    private func printLogs() async throws {
         let stateDirectory = global.stateDirectory
         guard stateDirectory.hasDatabase else {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
@@ -75,23 +89,23 @@ struct LogsCommand: AsyncParsableCommand {
                 "jobrunner: attempt \(chosen.number) of \(job) \(chosen.reason ?? "failed"); the output of the constraint's last satisfy in this run:"
             )
         }
-        var offset = LogFile.copy(path: path, from: 0)
+        var offset = try LogFile.copy(path: path, from: 0)
         guard follow, chosen.outcome == nil else {
             if offset == 0 { explainEmpty(chosen, job: job) }
             return
         }
         while true {
             try await Task.sleep(for: Self.pollInterval)
-            offset = LogFile.copy(path: path, from: offset)
+            offset = try LogFile.copy(path: path, from: offset)
             let current = try? await reader.snapshot(runID: snapshot.run.id)?.attempts[job]?.first {
                 $0.number == chosen.number
             }
             if current?.outcome != nil {
-                _ = LogFile.copy(path: path, from: offset)
+                _ = try LogFile.copy(path: path, from: offset)
                 return
             }
             if await reader.runnerPID() == nil {
-                _ = LogFile.copy(path: path, from: offset)
+                _ = try LogFile.copy(path: path, from: offset)
                 printError(
                     "jobrunner: the runner that wrote this log is gone and attempt \(chosen.number) of \(job) never ended; the next `jobrunner run` resumes the run"
                 )
@@ -158,13 +172,21 @@ struct LogsCommand: AsyncParsableCommand {
 
 /// Copying a log file that may still grow.
 enum LogFile {
-    /// Copies the file from `offset` to standard output; returns the new offset.
-    static func copy(path: String, from offset: UInt64) -> UInt64 {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return offset }
-        defer { try? handle.close() }
-        try? handle.seek(toOffset: offset)
-        let data = handle.readDataToEndOfFile()
-        FileHandle.standardOutput.write(data)
-        return offset + UInt64(data.count)
+    /// Copies the file from `offset` to standard output, a piece at a time; returns the new
+    /// offset.
+    /// - Throws: ``OutputClosed`` when standard output cannot be written (`| head` went away).
+    static func copy(path: String, from offset: UInt64) throws(OutputClosed) -> UInt64 {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return offset }
+        defer { close(fd) }
+        var offset = offset
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return offset }
+            try OutputClosed.write(buffer[0..<count])
+            offset += UInt64(count)
+        }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import JobRunnerCore
 import JobRunnerShell
+import Synchronization
 
 /// `jobrunner suspend PIPELINE`: one more level of suspension (SPEC 5.3).
 struct SuspendCommand: AsyncParsableCommand {
@@ -54,12 +55,22 @@ private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirector
                     + " (known: \(known.sorted().joined(separator: ", ")))")
             throw ExitCode(ExitStatus.invalid)
         }
+        let notSuspended = "jobrunner: pipeline \(pipeline) is not suspended"
         if delta < 0, (try await store.reader.pipelines()[pipeline]?.suspended ?? 0) == 0 {
-            printError("jobrunner: pipeline \(pipeline) is not suspended")
+            printError(notSuspended)
             throw ExitCode(ExitStatus.failed)
         }
-        let record = try await store.store.updatePipeline(pipeline) {
-            $0.suspended = max(0, $0.suspended + delta)
+        // Checked again, and changed, in one transaction: of ten `resume`s racing after one
+        // `suspend`, one finds the count at 1; the others find it at 0 and change nothing.
+        let wasSuspended = Mutex(false)
+        let record = try await store.store.updatePipeline(pipeline) { record in
+            wasSuspended.withLock { $0 = record.suspended > 0 }
+            if delta < 0 && record.suspended == 0 { return }
+            record.suspended = max(0, record.suspended + delta)
+        }
+        if delta < 0, !wasSuspended.withLock({ $0 }) {
+            printError(notSuspended)
+            throw ExitCode(ExitStatus.failed)
         }
         await store.waker.wakeRunner()
         return record

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import JobRunnerCore
 
 /// `jobrunner logs` without a job: every job's output in one stream, each line prefixed by its
@@ -31,7 +32,7 @@ struct RunLogs {
                     let key = "\(id)#\(attempt.number)"
                     var position = positions[key] ?? Position()
                     let prefix = id.padding(toLength: width, withPad: " ", startingAt: 0) + " | "
-                    emit(
+                    try emit(
                         path: path, prefix: prefix, position: &position,
                         flush: attempt.outcome != nil || !follow)
                     positions[key] = position
@@ -51,23 +52,48 @@ struct RunLogs {
 
     /// Prints the complete lines added to a log since `position`, prefixed; `flush` prints a
     /// last line without its line break too.
-    private func emit(path: String, prefix: String, position: inout Position, flush: Bool) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        try? handle.seek(toOffset: position.offset)
-        let data = handle.readDataToEndOfFile()
-        position.offset += UInt64(data.count)
-        var pending = position.partial + data
-        var text = ""
-        while let newline = pending.firstIndex(of: 0x0A) {
-            text += prefix + String(decoding: pending[pending.startIndex..<newline], as: UTF8.self) + "\n"
-            pending = Data(pending[(newline + 1)...])
+    /// - Throws: ``OutputClosed`` when standard output cannot be written.
+    private func emit(path: String, prefix: String, position: inout Position, flush: Bool)
+        throws(OutputClosed)
+    {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        // A piece at a time, each line copied once: written as the pieces come, so a reader
+        // that goes away (`| head`) stops the reading too.
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        var pending = [UInt8](position.partial)
+        var text: [UInt8] = []
+        let prefixBytes = Array(prefix.utf8)
+        func line(_ bytes: ArraySlice<UInt8>) {
+            text.append(contentsOf: prefixBytes)
+            text.append(contentsOf: String(decoding: bytes, as: UTF8.self).utf8)
+            text.append(0x0A)
+        }
+        while true {
+            let count = chunk.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress, $0.count, off_t(position.offset))
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            position.offset += UInt64(count)
+            pending.append(contentsOf: chunk[0..<count])
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                line(pending[start..<newline])
+                start = newline + 1
+            }
+            pending.removeSubrange(..<start)
+            if text.count >= 64 << 10 {
+                try OutputClosed.write(text)
+                text.removeAll(keepingCapacity: true)
+            }
         }
         if flush && !pending.isEmpty {
-            text += prefix + String(decoding: pending, as: UTF8.self) + "\n"
-            pending = Data()
+            line(pending[...])
+            pending = []
         }
-        position.partial = pending
-        if !text.isEmpty { FileHandle.standardOutput.write(Data(text.utf8)) }
+        position.partial = Data(pending)
+        if !text.isEmpty { try OutputClosed.write(text) }
     }
 }

@@ -83,9 +83,17 @@ private struct JobLines {
         first = false
         json.string(record.jobID)
         json.member(raw: #","pipeline":"#, record.pipeline)
-        json.member(raw: #","state":"#, row.state.rawValue)
+        // A job that has not started is `waiting`, with what it waits for: with no runner at
+        // work the table shows its stored state, `pending` with no reason, which for JSON is
+        // `waiting` for a `slot` (the next runner's).
+        let open = row.state == .pending || row.state == .waiting
+        json.member(raw: #","state":"#, open ? JobState.waiting.rawValue : row.state.rawValue)
         json.raw(#","reason":"#)
-        if let words = row.reason?.words { json.string(words) } else { json.raw("null") }
+        if let words = row.reason?.words ?? (open ? JobReason.waiting(.slot).words : nil) {
+            json.string(words)
+        } else {
+            json.raw("null")
+        }
         json.member(raw: #","attempts":"#, record.attempts)
         json.raw(#","exitCode":"#)
         if let code = record.exitCode { json.integer(code) } else { json.raw("null") }

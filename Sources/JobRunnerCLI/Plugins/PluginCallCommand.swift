@@ -25,7 +25,8 @@ struct PluginCallCommand: ParsableCommand {
             throw ExitCode(ExitStatus.stateUnusable)
         case .success(let loaded):
             let response = loaded.call(handler: handler, request: request)
-            FileHandle.standardOutput.write(Data(response))
+            // Not FileHandle's `write`, which traps when the runner has closed its end.
+            guard writeBytes(STDOUT_FILENO, response) == 0 else { throw ExitCode(ExitStatus.failed) }
         }
     }
 }

@@ -21,6 +21,9 @@ struct PluginDescribeCommand: ParsableCommand {
         let input = FileHandle.standardInput.readDataToEndOfFile()
         let checks = try JSONDecoder().decode([PluginParameterCheck].self, from: input)
         let reply = PluginProbeReply.probe(name: plugin, path: library, checks: checks)
-        FileHandle.standardOutput.write(try JSONEncoder().encode(reply))
+        // Not FileHandle's `write`, which traps when the runner has closed its end.
+        guard writeBytes(STDOUT_FILENO, try JSONEncoder().encode(reply)) == 0 else {
+            throw ExitCode(ExitStatus.failed)
+        }
     }
 }

@@ -7,8 +7,7 @@ import Synchronization
 /// plugin-describe` loads it in a child process first, once per version of the library file.
 enum PluginVetting {
     /// This jobrunner's executable, which the children run.
-    static let executable = ((Bundle.main.executablePath ?? "/proc/self/exe") as NSString)
-        .resolvingSymlinksInPath
+    static let executable = ExecutableLocation.runnablePath()
 
     /// How long a child may take to load and describe a library:
     /// `$JOBRUNNER_PLUGIN_LOAD_TIMEOUT` seconds, else 30.

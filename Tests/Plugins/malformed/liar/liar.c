@@ -1,5 +1,6 @@
 // A test plugin whose descriptor is sound but whose answers lie about their lengths:
-// `liar.huge` reports a 1 TiB response for a 2-byte buffer, and the parameter check of
+// `liar.huge` reports a 1 TiB response for a 2-byte buffer, `liar.enormous` one of 2^63 bytes
+// (more than a signed length holds), and the parameter check of
 // `liar.unterminated` returns a message with no NUL in its 128 KiB. jobrunner must refuse both
 // without reading past the buffers. `liar.ok` behaves.
 #include <stdlib.h>
@@ -22,6 +23,11 @@ static char *invoke(void *context, const char *handler, const char *request, siz
         *response_length = (size_t)1 << 40;
         return response;
     }
+    if (strcmp(handler, "enormous") == 0) {
+        char *response = copy("{}", response_length);
+        *response_length = (size_t)1 << 63;
+        return response;
+    }
     return copy("{\"status\":\"succeeded\"}", response_length);
 }
 
@@ -41,13 +47,13 @@ static void free_response(void *context, char *response) {
     free(response);
 }
 
-static const char *const handlers[] = {"ok", "huge", "unterminated"};
+static const char *const handlers[] = {"ok", "huge", "unterminated", "enormous"};
 
 static const jobrunner_plugin_descriptor descriptor = {
     .abi_version = JOBRUNNER_PLUGIN_ABI_VERSION,
     .name = "liar",
     .version = "1.0.0",
-    .handler_count = 3,
+    .handler_count = 4,
     .handlers = handlers,
     .invoke = invoke,
     .check_parameters = check_parameters,
