@@ -86,7 +86,7 @@ let package = Package(
             name: "JobRunnerCLI",
             dependencies: [
                 "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
-                "JobRunnerPluginHost", "JobRunnerPluginAPI",
+                "JobRunnerPluginHost", "JobRunnerPluginAPI", "CJobRunnerSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

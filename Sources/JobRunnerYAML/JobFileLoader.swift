@@ -293,6 +293,8 @@ public enum JobFileLoader {
         var needed: [Int] = []
         starts.reserveCapacity(jobs.count + 1)
         var declaredPipeline = ""
+        // Unknown needs met so far in each file.
+        var unknownNeeds: [String: Int] = [:]
         for index in jobs.indices {
             starts.append(needed.count)
             let definition = (
@@ -303,10 +305,14 @@ public enum JobFileLoader {
             let file = jobs[index].location.file
             for (need, mark) in zip(jobs[index].needs, places[index].needMarks) {
                 guard let target = byID[need] else {
+                    // A did-you-mean compares the name with every job's: only for the problems
+                    // a file can list, not for thousands that are only counted.
+                    let hinted = unknownNeeds[file, default: 0] < DiagnosticList.perFile
+                    unknownNeeds[file, default: 0] += 1
                     diagnostics.append(
                         Diagnostic(
                             at: mark.location(in: file),
-                            "job \(VisibleText.quoted(definition.id)) needs \(VisibleText.quoted(need)), which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
+                            "job \(VisibleText.quoted(definition.id)) needs \(VisibleText.quoted(need)), which no loaded file defines\(hinted ? Suggestion.hint(for: need, in: ids) : "")"
                         ))
                     continue
                 }

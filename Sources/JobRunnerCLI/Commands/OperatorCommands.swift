@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import JobRunnerCore
 import JobRunnerShell
-import Synchronization
 
 /// `jobrunner suspend PIPELINE`: one more level of suspension (SPEC 5.3).
 struct SuspendCommand: AsyncParsableCommand {
@@ -62,7 +61,7 @@ private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirector
         }
         // Checked again, and changed, in one transaction: of ten `resume`s racing after one
         // `suspend`, one finds the count at 1; the others find it at 0 and change nothing.
-        let wasSuspended = Mutex(false)
+        let wasSuspended = Locked(false)
         let record = try await store.store.updatePipeline(pipeline) { record in
             wasSuspended.withLock { $0 = record.suspended > 0 }
             if delta < 0 && record.suspended == 0 { return }

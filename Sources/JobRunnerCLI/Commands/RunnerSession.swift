@@ -7,7 +7,6 @@ import JobRunnerShell
 import JobRunnerYAML
 import Logging
 import ServiceLifecycle
-import Synchronization
 import UnixSignals
 
 /// How progress is shown.
@@ -210,7 +209,7 @@ final class Reloader: Sendable {
     /// The environment `${NAME}` is expanded from: the runner's, with `--env-file`, as at start.
     private let environment: [String: String]
     private let secrets: Secrets
-    private let state: Mutex<(files: [String], stamps: [String: Stamp])>
+    private let state: Locked<(files: [String], stamps: [String: Stamp])>
 
     private struct Stamp: Equatable {
         var modified: Date?
@@ -222,7 +221,7 @@ final class Reloader: Sendable {
         self.runner = runner
         self.environment = environment
         self.secrets = secrets
-        state = Mutex((files, Self.stamps(of: files)))
+        state = Locked((files, Self.stamps(of: files)))
     }
 
     /// Reloads if a job file was added, removed or changed since the last look.
@@ -271,7 +270,7 @@ final class Reloader: Sendable {
 /// `serve`'s runner as a service: a graceful shutdown asks it to stop cleanly.
 final class RunnerService: Service, Sendable {
     private let runner: Runner
-    private let result = Mutex<RunSummary?>(nil)
+    private let result = Locked<RunSummary?>(nil)
 
     init(runner: Runner) { self.runner = runner }
 

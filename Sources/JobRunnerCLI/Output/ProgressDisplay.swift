@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Glibc
 import JobRunnerCore
-import Synchronization
 
 /// `--progress plain`: one line per transition; under a `failed` line, the end of the
 /// attempt's log. The lines of one batch of the runner's messages go out in one `write`.
@@ -81,7 +80,7 @@ final class PlainProgress: RunObserver, Sendable {
 /// elapsed time and the counts, redrawn in place every second and once per batch of the
 /// runner's messages that changed it (``flush()``).
 final class TerminalProgress: RunObserver, @unchecked Sendable {
-    // @unchecked: `board` is a Mutex; the timer source is only resumed and cancelled, both
+    // @unchecked: `board` is behind a lock; the timer source is only resumed and cancelled, both
     // thread-safe in Dispatch.
     private struct Board {
         var running: [String: Date] = [:]
@@ -104,7 +103,7 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
     private let fd: Int32
     private let logs: LogTail
     private let total: Int
-    private let board = Mutex(Board())
+    private let board = Locked(Board())
     private let timer: any DispatchSourceTimer
 
     init(fd: Int32, totalJobs: Int, logs: LogTail) {

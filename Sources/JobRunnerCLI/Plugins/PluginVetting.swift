@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
+import JobRunnerCore
 import JobRunnerPluginHost
-import Synchronization
 
 /// How this jobrunner vets a plugin library before loading it into itself: `jobrunner
 /// plugin-describe` loads it in a child process first, once per version of the library file.
@@ -21,7 +21,7 @@ enum PluginVetting {
 
     /// Descriptions already asked, by library version: a library that did not change is not
     /// loaded again, by any catalog of this process (`serve` makes one per reload).
-    private static let described = Mutex<[LibraryVersion: Result<PluginProbeAnswer, PluginLoadError>]>([:])
+    private static let described = Locked<[LibraryVersion: Result<PluginProbeAnswer, PluginLoadError>]>([:])
 
     /// The prober of catalogs that run jobs: children of the `executable` (this jobrunner),
     /// each given `timeout`.

@@ -96,10 +96,10 @@ public final class Runner: Sendable {
     /// The claim the caller took for the runner, if it took one; else the runner takes one.
     private let givenClaim: StoreClaim?
     /// The claim the runner's commits are made under, once taken.
-    private let heldClaim = Mutex<StoreClaim?>(nil)
+    private let heldClaim = Locked<StoreClaim?>(nil)
     /// The outputs of periodic jobs' latest succeeded occurrences that earlier runners ran, read
     /// before the loop begins: what the occurrences that need them receive (SPEC 5.8).
-    private let earlierOutputs = Mutex<[JobInRun: [String: String]]>([:])
+    private let earlierOutputs = Locked<[JobInRun: [String: String]]>([:])
     let handler: any JobHandler
     let clock: any RunnerClock
     let observer: any RunObserver

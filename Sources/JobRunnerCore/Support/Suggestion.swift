@@ -4,9 +4,14 @@ public enum Suggestion {
     public static func closest(to word: String, in candidates: [String]) -> String? {
         let lowered = word.lowercased()
         var best: (word: String, distance: Int)?
+        let length = lowered.unicodeScalars.count
         for candidate in candidates {
+            let candidateLength = candidate.unicodeScalars.count
+            let limit = candidateLength <= 3 ? 1 : (candidateLength < 9 ? 2 : 3)
+            // Each edit changes the length by one at most: a word far longer or shorter cannot
+            // be within the limit, and its distance is not worth computing.
+            guard abs(candidateLength - length) <= limit else { continue }
             let distance = editDistance(lowered, candidate.lowercased())
-            let limit = candidate.count <= 3 ? 1 : (candidate.count < 9 ? 2 : 3)
             guard distance <= limit else { continue }
             if best.map({ distance < $0.distance }) ?? true { best = (candidate, distance) }
         }
