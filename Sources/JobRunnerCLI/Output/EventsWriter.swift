@@ -18,7 +18,9 @@ final class EventsWriter: RunObserver, Sendable {
             fd = STDOUT_FILENO
             ownsDescriptor = false
         } else {
-            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            // Owner only, like every file jobrunner writes: events carry job ids, reasons and
+            // messages.
+            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
                 throw ValidationError(
                     "cannot open the events file \(path): \(String(cString: strerror(errno)))")
