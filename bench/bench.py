@@ -7,7 +7,9 @@
    floors: a bare one-flush commit, and LMDB alone making the run's commits (bench/store_floor.c,
    no runner), each added to ninja's time as the least a runner that stores every transition
    before it acts could take.
-2. The time to validate a 10,000-job file.
+2. The time to validate a 10,000-job file, and `validate` of inputs whose cost once grew
+   faster than their size (bench/costly_inputs.py: long aliases, deeply nested defaults, 8,000
+   unknown needs, 80,000 env: keys, a 100,000-line --env-file): wall time and peak RSS each.
 3. Peak RSS of the 1,000-job run.
 4. Operator command latency on a live runner, and its idle CPU.
 5. Plugin throughput: 20,000 independent `noop.ok` plugin jobs (pipeline maxConcurrent 0,
@@ -28,7 +30,7 @@
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
        [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
-       [--scale-rounds 3] [--only dag|plugins|schedule|scale]
+       [--scale-rounds 3] [--only dag|plugins|schedule|scale|inputs]
 """
 import argparse
 import datetime
@@ -42,6 +44,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from costly_inputs import costly_inputs_benchmark
 
 
 def write_dag(directory, chains, length):
@@ -801,11 +805,16 @@ def main():
     parser.add_argument("--idle-timeout", type=float, default=1200,
                         help="seconds the idle part waits for the first occurrences before reporting it is not idle")
     parser.add_argument("--scale-rounds", type=int, default=3, help="rounds of the 100,000-job run")
-    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale"], help="run one benchmark")
+    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale", "inputs"],
+                        help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
 
     work = tempfile.mkdtemp(prefix="jobrunner-bench.")
+    if args.only == "inputs":
+        costly_inputs_benchmark(jobrunner, work)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     if args.only == "plugins":
         plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
         shutil.rmtree(work, ignore_errors=True)
@@ -829,6 +838,7 @@ def main():
     big = write_big(os.path.join(work, "big"), 10_000)
     validate_times = [timed([jobrunner, "validate", big], cwd=work)[0] for _ in range(5)]
     print(f"validate a 10,000-job file: {statistics.median(validate_times):.3f} s median of 5 (target: under 1 s)")
+    costly_inputs_benchmark(jobrunner, work)
     operator_latency(jobrunner, work)
     plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
     schedule_benchmark(jobrunner, work, args.schedule_seconds, idle_jobs=args.idle_jobs,
