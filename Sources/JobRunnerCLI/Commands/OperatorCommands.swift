@@ -290,3 +290,69 @@ struct CancelCommand: JobActionCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The jobs' ids.") var jobs: [String]
 }
+
+/// `jobrunner trigger JOB…`: an occurrence of each periodic job now, outside its schedule
+/// (SPEC 5.12); the logic is Core's ``PeriodicTrigger``.
+struct TriggerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trigger",
+        abstract: "Start an occurrence of periodic jobs now, outside their schedules.",
+        discussion:
+            "Recorded like any occurrence (`\"manual\": true` in `runs --json`), as `overlap` allows: under `skip` it is refused while an occurrence runs. A live `serve` starts it within a second; with no runner it is stored and the next `serve` or `run` starts it first. The schedule does not move."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The periodic jobs' ids.") var jobs: [String]
+
+    func run() async throws {
+        let stateDirectory = global.stateDirectory
+        guard stateDirectory.hasDatabase else {
+            printError(
+                "jobrunner: no periodic job has been scheduled in \(stateDirectory.path) yet; start `jobrunner serve` first"
+            )
+            throw ExitCode(ExitStatus.failed)
+        }
+        do {
+            let store = try stateDirectory.openForWriting()
+            defer { store.close() }
+            let reader = store.reader
+            var seen = Set<String>()
+            let names = jobs.filter { seen.insert($0).inserted }
+            var oneShot: [String] = []
+            if let current = try await reader.currentRunID() {
+                oneShot = try await reader.run(current)?.jobIDs ?? []
+            }
+            let periodic = Array(try await reader.schedules().keys)
+            if let problem = PeriodicTrigger.problem(with: names, periodic: periodic, oneShot: oneShot) {
+                printError("jobrunner: \(problem)")
+                throw ExitCode(ExitStatus.failed)
+            }
+            let outcomes = try await PeriodicTrigger.trigger(names, reader: reader, waker: store.waker) {
+                pid in
+                printError(
+                    "jobrunner: waiting for the runner\(pid.map { " (pid \($0))" } ?? "") to take the request"
+                )
+            }
+            var refused = false
+            for (job, outcome) in outcomes {
+                switch outcome {
+                case .started(let runID):
+                    print("triggered \(job): occurrence \(runID)")
+                case .queued(let runID):
+                    print("triggered \(job): occurrence \(runID) waits behind the running one")
+                case .stored(let runID):
+                    print(
+                        "stored: no runner works on \(stateDirectory.path); the next `jobrunner serve` or `jobrunner run` starts \(job) first (occurrence \(runID))"
+                    )
+                case .refused(let why):
+                    printError("jobrunner: cannot trigger \(job): \(why)")
+                    refused = true
+                }
+            }
+            if refused { throw ExitCode(ExitStatus.failed) }
+        } catch let error as StoreError {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+    }
+}

@@ -57,8 +57,10 @@ struct RunsCommand: AsyncParsableCommand {
     static func row(_ run: RunRecord, counts: [JobState: Int]) -> [String] {
         let took = run.finishedAt.map { Timestamps.elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
         let of =
-            run.occurrenceOf.map { job in "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")" }
-            ?? "jobs"
+            run.occurrenceOf.map { job in
+                "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")"
+                    + (run.manual == true ? " (trigger)" : "")
+            } ?? "jobs"
         return [run.id, of, run.state.rawValue, Timestamps.clock(run.startedAt), took, summary(counts)]
     }
 
@@ -69,7 +71,7 @@ struct RunsCommand: AsyncParsableCommand {
         }
         return "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
             + "\"occurrenceOf\": \(run.occurrenceOf.map(JSONValue.quote) ?? "null"), "
-            + "\"scheduledAt\": \(date(run.scheduledAt)), \"startedAt\": \(date(run.startedAt)), "
+            + "\"scheduledAt\": \(date(run.scheduledAt)), \"manual\": \(run.manual == true), \"startedAt\": \(date(run.startedAt)), "
             + "\"finishedAt\": \(date(run.finishedAt)), \"counts\": {\(countsJSON.joined(separator: ", "))}}"
     }
 }

@@ -14,6 +14,9 @@ public enum ConductorInput: Sendable {
     case everyRun(SchedulerInput)
     /// A constraint's `satisfy` ended: every run waiting for it is told (SPEC 5.6).
     case satisfyEnded(constraint: String, SatisfyOutcome)
+    /// `jobrunner trigger` requests as the store holds them now (SPEC 5.12): each is taken once
+    /// and deleted in the commit that records what became of it.
+    case triggers([OperatorRequest])
     /// The pipelines' suspend counts as the store holds them now.
     case suspensions([String: Int])
     /// Time passed: backoff delays and the timetable's dates may have come.

@@ -85,9 +85,12 @@ extension Runner {
 
         /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
         /// timetable says is due now.
-        func start(opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)]) {
+        func start(
+            opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)],
+            triggers: [OperatorRequest]
+        ) {
             submit(decision)
-            submit(conductor.open(resuming: unfinished, now: runner.clock.now()))
+            submit(conductor.open(resuming: unfinished, triggers: triggers, now: runner.clock.now()))
             rearmTimer()
             flushIfDue()
         }
@@ -142,6 +145,8 @@ extension Runner {
                 stop(signal)
             case .reload(let reloaded, let periodic):
                 decide(.reload(reloaded, periodic))
+            case .triggers(let requests):
+                if stopSignal == nil { decide(.triggers(requests)) }
             case .paced(let number):
                 // Over, whatever the clocks say: no other message may come to end it.
                 if freshWait?.alarm == number { freshWait?.until = .now }
@@ -395,6 +400,8 @@ extension Runner {
                 do {
                     let suspended = try await store.pipelines().mapValues(\.suspended)
                     mailbox.yield(.broadcast(.suspensions(suspended)))
+                    let triggers = try await store.requests(runID: OperatorRequest.periodicRequests)
+                    if !triggers.isEmpty { mailbox.yield(.triggers(triggers)) }
                     for runID in runIDs {
                         let requests = try await store.requests(runID: runID)
                         if !requests.isEmpty {

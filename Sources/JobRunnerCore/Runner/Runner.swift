@@ -80,6 +80,8 @@ public final class Runner: Sendable {
         case stop(Int32)
         /// New definitions (`serve` reloading its files) and the periodic jobs among them.
         case reload(Workload, [Timetable.Job])
+        /// `jobrunner trigger` requests as the store holds them now.
+        case triggers([OperatorRequest])
         /// The wait of ``CommitPacing`` for fresh attempts is over: the alarm with this number
         /// rang.
         case paced(Int)
@@ -216,6 +218,8 @@ public final class Runner: Sendable {
                 finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
                 totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
         let schedules = try await queueStore.schedules()
+        // Asked for while no runner was there: started first (SPEC 5.12).
+        let triggers = try await queueStore.requests(runID: OperatorRequest.periodicRequests)
         await readEarlierOutputs(schedules)
         let conductor = Conductor(
             main: consume scheduler, timetable: Timetable(jobs: periodic, records: schedules),
@@ -229,7 +233,7 @@ public final class Runner: Sendable {
         let pump = Pump(runner: self, conductor: conductor)
         let background = startBackgroundTasks(usesInternet: usesInternet)
         defer { for task in background { task.cancel() } }
-        pump.start(opening: opening, unfinished: unfinished)
+        pump.start(opening: opening, unfinished: unfinished, triggers: triggers)
         /// Hands one message to the pump; false once the pump is done.
         func deliver(_ message: Message) -> Bool {
             let stop = stopRequest.load(ordering: .relaxed)

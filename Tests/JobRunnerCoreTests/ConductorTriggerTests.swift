@@ -1,0 +1,117 @@
+import Foundation
+import JobRunnerCore
+import Testing
+
+/// `jobrunner trigger` (SPEC 5.12) stepped through the conductor: an occurrence now, as the
+/// job's `overlap` allows, recorded `manual`, the schedule unmoved.
+@Suite struct ConductorTriggerTests {
+    /// The requests the last decision deletes.
+    func deletedRequests(_ driver: ConductorDriver) -> [UInt64] {
+        driver.last.changes.compactMap {
+            if case .deleteRequest(OperatorRequest.periodicRequests, let id) = $0 { id } else { nil }
+        }
+    }
+
+    @Test func aTriggerStartsAnOccurrenceNowRecordedManualWithoutMovingTheSchedule() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        driver.succeed("tick", at: 0)
+        driver.advance(to: 10)
+        let before = driver.schedules["tick"]
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 10, id: 7)]))
+        #expect(driver.started == ["tick@10"])
+        #expect(driver.runs[ConductorDriver.run("tick", 10)]?.manual == true)
+        #expect(deletedRequests(driver) == [7], "deleted in the commit that stores its run")
+        #expect(driver.schedules["tick"] == before, "the schedule does not move")
+        #expect(driver.conductor.nextWakeDate == ConductorDriver.date(60))
+        driver.succeed("tick", at: 10)
+        driver.advance(to: 60)
+        #expect(driver.started == ["tick@60"])
+        #expect(driver.runs[ConductorDriver.run("tick", 60)]?.manual == nil, "scheduled, not manual")
+    }
+
+    @Test func underSkipATriggerWhileAnOccurrenceRunsIsRefusedAndSaysSo() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .skip)])
+        driver.advance(to: 10)
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 10)]))
+        #expect(driver.started.isEmpty)
+        #expect(
+            driver.last.answers.map(\.result) == [
+                .refused("an occurrence of tick still runs (overlap: skip)")
+            ])
+        #expect(driver.events == ["disabled tick"])
+        #expect(driver.runs[ConductorDriver.run("tick", 10)] == nil, "nothing recorded")
+        #expect(deletedRequests(driver) == [1])
+    }
+
+    @Test func underQueueATriggerWaitsBehindTheRunningOccurrenceAcrossACrash() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .queue)])
+        driver.advance(to: 10)
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 10)]))
+        #expect(driver.started.isEmpty)
+        #expect(driver.schedules["tick"]?.queued == ConductorDriver.date(10))
+        #expect(driver.schedules["tick"]?.triggered == [ConductorDriver.date(10)])
+        // A runner that starts on this record runs it as the manual occurrence it was.
+        let restarted = ConductorDriver(
+            periodic: [periodicJob("tick", overlap: .queue)], records: driver.schedules,
+            at: ConductorDriver.date(11))
+        #expect(restarted.started.contains("tick@10"))
+        #expect(restarted.runs[ConductorDriver.run("tick", 10)]?.manual == true)
+        driver.succeed("tick", at: 0)
+        #expect(driver.started == ["tick@10"])
+        #expect(driver.runs[ConductorDriver.run("tick", 10)]?.manual == true)
+        #expect(driver.schedules["tick"]?.triggered == [])
+    }
+
+    @Test func underReplaceATriggerEndsTheRunningOccurrence() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .replace)])
+        driver.advance(to: 10)
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 10)]))
+        #expect(driver.ended == ["tick@0"])
+        driver.end("tick", in: ConductorDriver.run("tick", 0), AttemptResult(.interrupted(.runnerStopped)))
+        #expect(driver.started == ["tick@10"])
+    }
+
+    @Test func aTriggerReadTwiceStartsOneOccurrence() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        driver.succeed("tick", at: 0)
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 5)]))
+        #expect(driver.started == ["tick@5"])
+        driver.succeed("tick", at: 5)
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 5)]))
+        #expect(driver.started.isEmpty)
+        #expect(deletedRequests(driver) == [1], "deleted again, started once")
+    }
+
+    @Test func aTriggerStoredWithNoRunnerStartsFirstWhenTheNextRunnerOpens() {
+        var record = ScheduleRecord(
+            jobID: "tick", anchor: ConductorDriver.date(-120), lastScheduled: ConductorDriver.date(-60),
+            schedule: "every 60.0s")
+        record.lastResult = .succeeded
+        let driver = ConductorDriver(
+            periodic: [periodicJob("tick")], records: ["tick": record],
+            triggers: [ConductorDriver.trigger("tick", at: -30)])
+        #expect(driver.started == ["tick@-30"])
+        #expect(driver.runs[ConductorDriver.run("tick", -30)]?.manual == true)
+        #expect(
+            driver.occurrences(of: "tick").map(\.state) == [.running, .skipped],
+            "the due one meets it running")
+    }
+
+    @Test func afterAStopATriggerStaysStoredForTheNextRunner() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        driver.succeed("tick", at: 0)
+        driver.send(.stop)
+        driver.send(.triggers([ConductorDriver.trigger("tick", at: 5)]))
+        #expect(driver.started.isEmpty)
+        #expect(deletedRequests(driver).isEmpty)
+    }
+
+    @Test func aTriggerOfAJobTheRunnerDoesNotScheduleIsRefused() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        driver.send(.triggers([ConductorDriver.trigger("gone", at: 5)]))
+        #expect(driver.started.isEmpty)
+        #expect(
+            driver.last.answers.first?.result
+                == .refused("gone is not a periodic job of the runner's job files"))
+    }
+}
