@@ -147,6 +147,7 @@ enum RecordJSON {
         writer.member("jobID", request.jobID)
         writer.member("kind", request.kind.rawValue)
         writer.member("requestedAt", request.requestedAt)
+        if let runID = request.runID { writer.member("runID", runID) }
         writer.endObject()
         return writer.bytes
     }

@@ -46,7 +46,7 @@ struct ConductorDriver {
         for run in finished { runs[run.id] = run }
         schedules = records
         keep(opening)
-        keep(conductor.open(resuming: unfinished, triggers: triggers, now: start))
+        keep(conductor.open(resuming: unfinished, requests: triggers, now: start))
         last = history.reduce(into: Decision()) { $0.append($1) }
     }
 

@@ -22,37 +22,6 @@ extension Conductor {
         for occurrence in plan.starts { startOccurrence(occurrence, now: now) }
     }
 
-    /// Takes `jobrunner trigger` requests (SPEC 5.12): each asks for an occurrence now, as the
-    /// job's `overlap` allows; the request is deleted in the commit that stores what became of
-    /// it (its run, or its place in the queue), so the command reads the answer there. After a
-    /// stop they stay stored, for the next runner.
-    mutating func takeTriggers(_ requests: [OperatorRequest], now: Date) {
-        guard !stopped else { return }
-        for request in requests {
-            decision.changes.append(.deleteRequest(runID: OperatorRequest.periodicRequests, id: request.id))
-            guard takenTriggers.insert(request.id).inserted else { continue }
-            let (outcome, plan) = timetable.trigger(request.jobID, at: request.requestedAt)
-            let result: OperatorResult
-            switch outcome {
-            case .started(let occurrence):
-                result = .applied("triggered \(Self.runID(of: occurrence))")
-            case .queued(let occurrence):
-                result = .applied("queued \(Self.runID(of: occurrence)) behind the running occurrence")
-            case .refused(let why):
-                result = .refused(why)
-                let occurrence = Occurrence(
-                    jobID: request.jobID, scheduledAt: request.requestedAt, manual: true)
-                decision.effects.append(
-                    .emit(
-                        RunEvent(
-                            time: now, run: Self.runID(of: occurrence), job: request.jobID, kind: .disabled,
-                            reason: "trigger refused: \(why)")))
-            }
-            decision.answers.append(OperatorAnswer(request: request, result: result))
-            begin(plan, now: now)
-        }
-    }
-
     /// An occurrence that does not run: recorded as a finished run of its own.
     mutating func record(_ occurrence: Occurrence, as state: RunState, now: Date) {
         var run = RunRecord(

@@ -87,9 +87,9 @@ public struct Conductor {
     public internal(set) var failedOccurrences = 0
     /// Whether a stop was asked for.
     public internal(set) var stopped = false
-    /// The `trigger` requests taken: one read twice (two looks at the store before the commit
-    /// that deletes it) starts one occurrence.
-    var takenTriggers = Set<UInt64>()
+    /// The requests about periodic jobs taken: one read twice (two looks at the store before the
+    /// commit that deletes it) is applied once.
+    var takenPeriodicRequests = Set<UInt64>()
     /// Where each new occurrence's scheduler draws its jitter from: a seed taken from here.
     var random: AnyRandomSource
     /// What the input being handled decided so far.
@@ -171,7 +171,8 @@ public struct Conductor {
     /// `jobrunner trigger` asked for while no runner was there (first, SPEC 5.12), then takes what
     /// the timetable says is due now.
     public mutating func open(
-        resuming unfinished: [(Occurrence, RunSnapshot)], triggers: [OperatorRequest] = [], now: Date
+        resuming unfinished: [(Occurrence, RunSnapshot)], requests: [OperatorRequest] = [],
+        finished: [String: RunSnapshot] = [:], now: Date
     ) -> Decision {
         for (occurrence, snapshot) in unfinished {
             guard let definition = definition(occurrence.jobID) else { continue }
@@ -183,7 +184,7 @@ public struct Conductor {
             track(snapshot.run.id, occurrence, scheduler)
             decision.append(resumed)
         }
-        takeTriggers(triggers, now: now)
+        takePeriodicRequests(requests, finished: finished, now: now)
         tickTimetable(now: now)
         return finish(now: now)
     }
@@ -206,8 +207,8 @@ public struct Conductor {
             for runID in satisfying.removeValue(forKey: name) ?? [] {
                 take([.satisfyEnded(constraint: name, outcome)], in: runID, now: now)
             }
-        case .triggers(let requests):
-            takeTriggers(requests, now: now)
+        case .periodicRequests(let requests, let finished):
+            takePeriodicRequests(requests, finished: finished, now: now)
         case .suspensions(let counts):
             takeEverywhere([.suspensions(counts)], now: now)
         case .tick:

@@ -16,8 +16,9 @@ public struct OperatorRequest: Sendable, Hashable, Codable {
         case trigger
     }
 
-    /// Where `trigger` requests are stored in place of a run id: they belong to no run yet, and
-    /// every runner (`serve` or `run`) reads them, at its start and at each look at the store.
+    /// Where `trigger` requests, and the requests about periodic jobs' occurrences, are stored in
+    /// place of a run id: every runner (`serve` or `run`) reads them, at its start and at each
+    /// look at the store, whether the occurrence is under way or finished.
     public static let periodicRequests = "periodic"
 
     /// Unique within the run and increasing: requests apply in the order they were made.
@@ -25,11 +26,16 @@ public struct OperatorRequest: Sendable, Hashable, Codable {
     public var kind: Kind
     public var jobID: String
     public var requestedAt: Date
+    /// For a `retry`, `skip` or `cancel` of a periodic job's occurrence, stored under
+    /// ``periodicRequests`` (the runner reads only its runs under way, and a finished
+    /// occurrence is none): the occurrence's run. Nil otherwise.
+    public var runID: String?
 
-    public init(id: UInt64, kind: Kind, jobID: String, requestedAt: Date) {
+    public init(id: UInt64, kind: Kind, jobID: String, requestedAt: Date, runID: String? = nil) {
         self.id = id
         self.kind = kind
         self.jobID = jobID
         self.requestedAt = requestedAt
+        self.runID = runID
     }
 }
