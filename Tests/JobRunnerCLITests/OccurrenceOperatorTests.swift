@@ -25,18 +25,18 @@ import Testing
         defer { if serve.isRunning { kill(serve.processIdentifier, SIGKILL) } }
         let lines = LineReader(out)
         let exit = ExitWatcher(serve)
-        #expect(await lines.waitFor("failed      flaky (attempt 1)"), "\(lines.all)")
-        #expect(await lines.waitFor("started     slow (attempt 1)"), "\(lines.all)")
+        #expect(await lines.waitFor("failed      flaky @ "), "\(lines.all)")
+        #expect(await lines.waitFor("started     slow @ "), "\(lines.all)")
 
         _ = FileManager.default.createFile(atPath: workspace.root + "/ok", contents: nil)
         let retry = try await workspace.run("retry", "flaky")
         #expect(retry.status == 0, "\(retry.stderr)")
         #expect(retry.stdout.contains("to retry flaky (occurrence "), "\(retry.stdout)")
-        #expect(await lines.waitFor("succeeded   flaky (attempt 2)"), "\(lines.all)")
+        #expect(await lines.waitFor("succeeded   flaky @ "), "\(lines.all)")
 
         let cancel = try await workspace.run("cancel", "slow")
         #expect(cancel.status == 0, "\(cancel.stderr)")
-        #expect(await lines.waitFor("cancelled   slow"), "\(lines.all)")
+        #expect(await lines.waitFor("cancelled   slow @ "), "\(lines.all)")
 
         let unknown = try await workspace.run("skip", "flaxy")
         #expect(unknown.status == 1)
@@ -51,7 +51,8 @@ import Testing
 
     @Test func retryFailedWithNoRunnerReopensAFailedOccurrenceForTheNextRunner() async throws {
         let workspace = try Workspace(files: [
-            "jobs.yaml": "jobs:\n  flaky:\n    every: 1h\n    run: test -f ../ok\n"
+            "jobs.yaml":
+                "jobs:\n  build:\n    run: \"true\"\n  flaky:\n    every: 1h\n    run: echo beat; test -f ../ok\n"
         ])
         #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 1)
         let retry = try await workspace.run("retry", "--failed")
@@ -61,6 +62,16 @@ import Testing
         _ = FileManager.default.createFile(atPath: workspace.root + "/ok", contents: nil)
         let again = try await workspace.run("run", "jobs", "--progress", "plain")
         #expect(again.status == 0, "\(again.stdout)")
-        #expect(again.stdout.contains("succeeded   flaky (attempt 2)"), "\(again.stdout)")
+        #expect(again.stdout.contains("(attempt 2)"), "\(again.stdout)")
+
+        // `logs JOB` of a periodic job needs no `--run`; `runs --job` lists one job's runs.
+        let logs = try await workspace.run("logs", "flaky")
+        #expect(logs.status == 0, "\(logs.stderr)")
+        #expect(logs.stdout == "beat\n", "\(logs.stderr)")
+        let runs = try await workspace.run("runs", "--job", "flaky", "--json").stdout.split(separator: "\n")
+        #expect(runs.count == 1, "\(runs)")
+        #expect(runs.allSatisfy { $0.contains(#""occurrenceOf": "flaky""#) }, "\(runs)")
+        let builds = try await workspace.run("runs", "--job", "build", "--json").stdout.split(separator: "\n")
+        #expect(builds.count == 2, "the two runs of one-shot jobs: \(builds)")
     }
 }

@@ -64,7 +64,7 @@ import Testing
         #expect(
             refused.stderr.contains("cannot trigger slow: an occurrence of slow still runs (overlap: skip)"),
             "\(refused.stderr)")
-        #expect(await lines.waitFor("disabled    slow"), "\(lines.all)")
+        #expect(await lines.waitFor("skipped     slow @ "), "\(lines.all)")
 
         _ = FileManager.default.createFile(atPath: workspace.root + "/release", contents: nil)
         #expect(await lines.waitFor("succeeded   slow"), "\(lines.all)")

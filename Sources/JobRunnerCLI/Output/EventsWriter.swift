@@ -58,6 +58,11 @@ final class EventsWriter: RunObserver, Sendable {
         json.string(event.run)
         json.member(raw: #", "job": "#, event.job)
         json.member(raw: #", "attempt": "#, event.attempt)
+        if let occurrence = event.occurrence {
+            json.raw(#", "scheduledAt": ""#)
+            Timestamps.withISO(occurrence) { json.raw($0) }
+            json.raw(#"""#)
+        }
         json.member(raw: #", "event": "#, event.kind.rawValue)
         json.member(raw: #", "pipeline": "#, event.pipeline)
         json.member(raw: #", "reason": "#, event.reason)

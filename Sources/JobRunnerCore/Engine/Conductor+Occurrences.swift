@@ -35,7 +35,8 @@ extension Conductor {
                 .emit(
                     RunEvent(
                         time: now, run: run.id, job: occurrence.jobID, kind: .disabled,
-                        reason: "the last occurrence still runs")))
+                        reason: "the previous occurrence still runs (overlap: skip)",
+                        occurrence: occurrence.scheduledAt)))
         }
     }
 
@@ -95,7 +96,8 @@ extension Conductor {
         decision.effects.append(
             .emit(
                 RunEvent(
-                    time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words))
+                    time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words,
+                    occurrence: occurrence.scheduledAt))
         )
         failedOccurrences += 1
         // It ended as it was decided: the job's next occurrences are not held behind it.

@@ -39,7 +39,7 @@ extension Conductor {
                 .emit(
                     RunEvent(
                         time: now, run: Self.runID(of: occurrence), job: request.jobID, kind: .disabled,
-                        reason: "trigger refused: \(why)")))
+                        reason: "trigger refused: \(why)", occurrence: occurrence.scheduledAt)))
         }
         decision.answers.append(OperatorAnswer(request: request, result: result))
         begin(plan, now: now)

@@ -46,9 +46,17 @@ public struct ReadModel: Sendable {
     }
 
     /// The latest runs, newest first (by start), at most `limit`, each with its jobs' counts.
-    public func recentRuns(limit: Int) async throws(StoreError) -> [RunEntry] {
+    /// - Parameter job: only the runs of this job: a periodic job's occurrences, or the runs of
+    ///   one-shot jobs that hold it (SPEC 5.12, `runs --job`).
+    public func recentRuns(limit: Int, job: String? = nil) async throws(StoreError) -> [RunEntry] {
         var entries: [RunEntry] = []
-        for run in try await store.runs().sorted(by: { $0.startedAt > $1.startedAt }).prefix(limit) {
+        var runs = try await store.runs()
+        if let job {
+            runs = runs.filter {
+                $0.occurrenceOf == job || ($0.occurrenceOf == nil && $0.jobIDs.contains(job))
+            }
+        }
+        for run in runs.sorted(by: { $0.startedAt > $1.startedAt }).prefix(limit) {
             // The states alone: no job is read whole.
             let overview = try await store.overview(
                 runID: run.id, listing: { _, _ in false }, withOutputs: false)
