@@ -88,8 +88,42 @@ public struct ReadModel: Sendable {
             overview: overview, suspended: pipelines, runnerPID: await runnerPID(),
             countsUnlisted: countsUnlisted)
         view.schedules = schedules
+        if !schedules.isEmpty {
+            view.underWay = try await occurrencesUnderWay(schedules, pipelines: pipelines)
+        }
         if overview.run.occurrenceOf == nil { view.replaced = current != overview.run.id }
         return view
+    }
+
+    /// Each periodic job's occurrence under way (SPEC 5.12): its latest run that is not final,
+    /// its job as shown; else the first date its schedule record lists as waiting.
+    public func occurrencesUnderWay(
+        _ schedules: [String: ScheduleRecord], pipelines: [String: PipelineRecord]
+    ) async throws(StoreError) -> [String: RunView.OccurrenceUnderWay] {
+        var found: [String: RunView.OccurrenceUnderWay] = [:]
+        let runnerPID = await runnerPID()
+        let open = try await store.runs().filter { run in
+            run.occurrenceOf.map { schedules[$0] != nil } == true && !run.state.isFinal
+        }
+        for run in open.sorted(by: { ($0.scheduledAt ?? $0.startedAt) < ($1.scheduledAt ?? $1.startedAt) }) {
+            guard let jobID = run.occurrenceOf,
+                let overview = try await store.overview(
+                    runID: run.id, listing: { _, _ in true }, withOutputs: false)
+            else { continue }
+            var shown: RunView.Job? = nil
+            let view = RunView(
+                overview: overview, suspended: pipelines, runnerPID: runnerPID, countsUnlisted: false)
+            view.forEachJob { job in if job.record.jobID == jobID { shown = job } }
+            found[jobID] = RunView.OccurrenceUnderWay(
+                runID: run.id, scheduledAt: run.scheduledAt ?? run.startedAt, manual: run.manual == true,
+                job: shown)
+        }
+        for (jobID, record) in schedules where found[jobID] == nil {
+            guard let date = record.waiting.first else { continue }
+            found[jobID] = RunView.OccurrenceUnderWay(
+                runID: nil, scheduledAt: date, manual: record.triggered.contains(date), job: nil)
+        }
+        return found
     }
 
     // MARK: Pipelines, schedules, requests
