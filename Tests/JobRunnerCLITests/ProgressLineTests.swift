@@ -27,6 +27,15 @@ import Testing
         #expect(line(.cancelled, reason: nil) == "cancelled   hb")
     }
 
+    @Test func missedOccurrencesAreOneLinePerJob() {
+        #expect(
+            PlainProgress.missedLine("tick", 14, .none)
+                == "missed      14 occurrences of tick (catchUp: none)")
+        #expect(
+            PlainProgress.missedLine("daily", 1, .latest)
+                == "missed      1 occurrence of daily (catchUp: latest)")
+    }
+
     @Test func anOccurrencesLinesNameIt() {
         let scheduled = Date(timeIntervalSince1970: 1_800_000_000)
         let started = PlainProgress.line(

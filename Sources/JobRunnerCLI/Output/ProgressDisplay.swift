@@ -30,6 +30,16 @@ final class PlainProgress: RunObserver, Sendable {
         return "resuming    run \(run.runID): \(run.finalJobs) of \(run.totalJobs) jobs final already"
     }
 
+    func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {
+        pending.append(
+            Timestamps.clock(time) + " " + VisibleText.escaped(Self.missedLine(jobID, count, catchUp)) + "\n")
+    }
+
+    /// One line for a job's occurrences missed during downtime (SPEC 5.12).
+    static func missedLine(_ jobID: String, _ count: Int, _ catchUp: CatchUp) -> String {
+        "missed      \(count) occurrence\(count == 1 ? "" : "s") of \(jobID) (catchUp: \(catchUp.rawValue))"
+    }
+
     func record(_ event: RunEvent) {
         guard let line = Self.line(for: event) else { return }
         // Reasons carry what jobs wrote (a skip reason, a malformed output line): shown with

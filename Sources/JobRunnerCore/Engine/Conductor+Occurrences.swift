@@ -16,6 +16,13 @@ extension Conductor {
         decision.changes += plan.records.map { StoreChange.putSchedule($0) }
         for occurrence in plan.skipped { record(occurrence, as: .skipped, now: now) }
         for occurrence in plan.missed { record(occurrence, as: .missed, now: now) }
+        // One line per job, however many dates it missed.
+        var missedByJob: [String: Int] = [:]
+        for occurrence in plan.missed { missedByJob[occurrence.jobID, default: 0] += 1 }
+        for (jobID, count) in missedByJob.sorted(by: { $0.key < $1.key }) {
+            decision.effects.append(
+                .reportMissed(jobID: jobID, count: count, catchUp: timetable.catchUp(of: jobID) ?? .latest))
+        }
         for occurrence in plan.replaced {
             take([.replaced(jobID: occurrence.jobID)], in: Self.runID(of: occurrence), now: now)
         }

@@ -196,7 +196,9 @@ public struct Timetable {
             let onTime = due.filter { now.timeIntervalSince($0) <= Self.lateness }
             let chosen: [Date]
             switch job.catchUp {
-            case .none: chosen = onTime
+            // At most the latest, and only when it fell due within `lateness` (SPEC 5.12): the
+            // others of a frequent job found due together would each meet it running.
+            case .none: chosen = Array(onTime.suffix(1))
             case .latest: chosen = Array(due.suffix(1))
             case .all: chosen = Array(due.suffix(Self.catchUpLimit))
             }
@@ -242,6 +244,9 @@ public struct Timetable {
         records[occurrence.jobID] = record
         return record
     }
+
+    /// A job's `catchUp`, if it is periodic.
+    public func catchUp(of id: String) -> CatchUp? { jobs[id]?.catchUp }
 
     /// Whether the job is periodic.
     public func contains(_ id: String) -> Bool { jobs[id] != nil }

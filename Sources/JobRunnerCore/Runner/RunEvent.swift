@@ -57,12 +57,16 @@ public protocol RunObserver: Sendable {
     /// nothing.
     func opened(_ run: OpenedRun)
     func record(_ event: RunEvent)
+    /// Occurrences of a periodic job missed while no runner was up and not run (`catchUp`),
+    /// said in one line per job (SPEC 5.12). The default does nothing.
+    func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date)
     /// Writes out what was recorded and not written yet, in order. The default does nothing.
     func flush()
 }
 
 extension RunObserver {
     public func opened(_ run: OpenedRun) {}
+    public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {}
     public func flush() {}
 }
 
@@ -93,6 +97,11 @@ public struct ObserverList: RunObserver {
     }
     public func record(_ event: RunEvent) {
         for observer in observers { observer.record(event) }
+    }
+    public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {
+        for observer in observers {
+            observer.missed(jobID: jobID, count: count, catchUp: catchUp, time: time)
+        }
     }
     public func flush() {
         for observer in observers { observer.flush() }

@@ -290,6 +290,9 @@ extension Runner {
                     }
                 case .probeConnectivity(let runID):
                     probeNow(for: runID)
+                case .reportMissed(let jobID, let count, let catchUp):
+                    runner.observer.missed(
+                        jobID: jobID, count: count, catchUp: catchUp, time: runner.clock.now())
                 case .removeLogs(let runIDs):
                     for runID in runIDs {
                         try? FileManager.default.removeItem(atPath: "\(runner.options.logDirectory)/\(runID)")
