@@ -127,11 +127,11 @@ enum TopLevelKey: Int, FileKey {
 enum JobKey: Int, FileKey {
     case run, plugin, with, env, workdir, pipeline, needs, priority, requiresInternet
     case constraints, timeout, killGrace, retry, every, cron, catchUp, overlap, timezone
-    case isolation, enabled, matrix, allowFailure, when
+    case isolation, enabled, matrix, allowFailure, when, retention
     static let names = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
         "constraints", "timeout", "killGrace", "retry", "every", "cron", "catchUp", "overlap", "timezone",
-        "isolation", "enabled", "matrix", "allowFailure", "when",
+        "isolation", "enabled", "matrix", "allowFailure", "when", "retention",
     ]
     static let byName = table()
 }

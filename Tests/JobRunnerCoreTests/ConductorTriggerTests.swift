@@ -201,3 +201,39 @@ import Testing
                 == .refused("an occurrence of tick is under way; retry --run \(runID) once it has ended"))
     }
 }
+
+/// Retention per periodic job (SPEC 5.12): the runs of one-shot jobs and each periodic job's
+/// occurrences are counted apart; a job's own `retention:` keeps its own number.
+@Suite struct ConductorRetentionPerJobTests {
+    /// The case: with `retention: { runs: 40 }` counting every run together, an `every:
+    /// 5s` job pruned a daily job's history within minutes.
+    @Test func aFrequentJobNeverPrunesAnotherJobsOccurrences() {
+        var driver = ConductorDriver(
+            periodic: [periodicJob("fast", every: 5), periodicJob("daily", every: 86_400)],
+            retention: RetentionPolicy(runs: 3))
+        driver.succeed("daily", at: 0)
+        for step in 0..<20 {
+            driver.succeed("fast", at: TimeInterval(step * 5))
+            driver.advance(to: TimeInterval((step + 1) * 5))
+        }
+        #expect(driver.occurrences(of: "daily").map(\.state) == [.succeeded], "kept: its own count")
+        let fast = driver.occurrences(of: "fast").filter { $0.state == .succeeded }
+        #expect(
+            fast.count <= 3 + 1, "at most the limit, and those closed since the last pruning: \(fast.count)")
+    }
+
+    @Test func aJobsOwnRetentionKeepsItsOwnNumber() {
+        var (definition, entry) = periodicJob("fast", every: 5)
+        definition.retention = RetentionPolicy(runs: 1)
+        var driver = ConductorDriver(
+            periodic: [(definition, entry), periodicJob("other", every: 5)],
+            retention: RetentionPolicy(runs: 10))
+        for step in 0..<12 {
+            driver.succeed("fast", at: TimeInterval(step * 5))
+            driver.succeed("other", at: TimeInterval(step * 5))
+            driver.advance(to: TimeInterval((step + 1) * 5))
+        }
+        #expect(driver.occurrences(of: "fast").filter { $0.state == .succeeded }.count == 1)
+        #expect(driver.occurrences(of: "other").filter { $0.state == .succeeded }.count == 10)
+    }
+}

@@ -235,7 +235,14 @@ extension Conductor {
         // Finished runs beyond `retention:`, deleted with their logs (SPEC 3.1), so a `serve`
         // left alone for months keeps a bounded store.
         let keeping = Set(runIDs)
-        let ids = finishedRuns.prune(workload.retention, now: now, keeping: keeping)
+        // The runs of one-shot jobs and each periodic job's occurrences apart, a periodic job by
+        // its own `retention:` when it has one (SPEC 5.12).
+        let workload = self.workload
+        let ids = finishedRuns.prune(
+            { group in
+                group.isEmpty ? workload.retention : workload.job(group)?.retention ?? workload.retention
+            },
+            now: now, keeping: keeping)
         guard !ids.isEmpty else { return }
         decision.changes += ids.map { StoreChange.deleteRun($0) }
         decision.effects.append(.removeLogs(runIDs: ids))
