@@ -121,6 +121,9 @@ struct JobFileParser {
         if let retention = top[.retention], let policy = parseRetention(retention.value, what: "retention") {
             file.retention = (policy, reader.location(retention.keyNode))
         }
+        if let notify = top[.notify], let entries = section(notify.value, what: "notify") {
+            for entry in entries { if let hook = parseNotify(entry) { file.notify.append(hook) } }
+        }
         if let plugins = top[.plugins], let entries = section(plugins.value, what: "plugins") {
             let known = reader.known(entries, as: PluginsKey.self, in: "plugins")
             if let paths = known[.paths], let list = reader.stringList(paths.value, what: "plugins.paths") {

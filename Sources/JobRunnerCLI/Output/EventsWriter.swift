@@ -65,6 +65,7 @@ final class EventsWriter: RunObserver, Sendable {
         }
         json.member(raw: #", "event": "#, event.kind.rawValue)
         json.member(raw: #", "pipeline": "#, event.pipeline)
+        json.member(raw: #", "hook": "#, event.hook)
         json.member(raw: #", "reason": "#, event.reason)
         json.member(raw: #", "exitCode": "#, event.exitCode)
         if let delay = event.delay {

@@ -64,6 +64,11 @@ final class PlainProgress: RunObserver, Sendable {
             return pad("waiting") + "pipeline \(pipeline) is suspended and nothing else can run; "
                 + "`jobrunner resume \(pipeline)` lets it go on"
         case .queued, .output, .waiting, .runFinished: return nil
+        case .notifyStarted: return pad("notify") + (event.hook ?? "") + " for run \(event.run)"
+        case .notifySucceeded: return pad("notified") + (event.hook ?? "") + " for run \(event.run)"
+        case .notifyFailed:
+            return pad("notify") + (event.hook ?? "") + " for run \(event.run) failed"
+                + (event.reason.map { ": \($0)" } ?? "")
         case .started: return pad("started") + job + attempt
         case .succeeded: return pad("succeeded") + job + attempt
         case .failed: return pad("failed") + job + attempt + ": " + (event.reason ?? "failed")

@@ -107,6 +107,7 @@ extension Conductor {
                     occurrence: occurrence.scheduledAt))
         )
         failedOccurrences += 1
+        notifyIfDue(run, now: now)
         // It ended as it was decided: the job's next occurrences are not held behind it.
         if let record = timetable.recordResult(of: occurrence, runID: run.id, state: .failed) {
             decision.changes.append(.putSchedule(record))
@@ -132,6 +133,7 @@ extension Conductor {
         if !mainClosed && main.isFinished && main.isIdle {
             mainClosed = true
             decision.append(main.close(now: now))
+            notifyIfDue(main.run, now: now)
         }
         let looked = touched.sorted()
         touched = []
@@ -145,6 +147,7 @@ extension Conductor {
             decision.append(entry.scheduler.close(now: now))
             let state = entry.scheduler.run.state
             if state == .failed { failedOccurrences += 1 }
+            notifyIfDue(entry.scheduler.run, now: now)
             let jobID = entry.occurrence.jobID
             occurrenceOutputs[jobID] = state == .succeeded ? entry.scheduler.outputs(of: jobID) ?? [:] : nil
             if let record = timetable.recordResult(of: entry.occurrence, runID: runID, state: state) {

@@ -90,6 +90,10 @@ public struct Conductor {
     /// The requests about periodic jobs taken: one read twice (two looks at the store before the
     /// commit that deletes it) is applied once.
     var takenPeriodicRequests = Set<UInt64>()
+    /// The `notify:` hooks being delivered (their stored requests' ids), and a counter that
+    /// keeps the ids of hooks due in one millisecond apart.
+    var delivering = Set<UInt64>()
+    var notifySequence: UInt64 = 0
     /// Where each new occurrence's scheduler draws its jitter from: a seed taken from here.
     var random: AnyRandomSource
     /// What the input being handled decided so far.
@@ -131,6 +135,8 @@ public struct Conductor {
     /// waits for the store and the attempts it performs.)
     public var isSettled: Bool {
         guard main.isIdle, occurrenceRuns.isEmpty || stopped else { return false }
+        // `run` waits for its hooks (each within its timeout); after a stop they stay stored.
+        if !stopped && !delivering.isEmpty { return false }
         guard occurrenceRuns.values.allSatisfy({ $0.scheduler.isIdle }) else { return false }
         if stopped { return true }
         return !options.serve && main.isFinished && waiting.isEmpty
@@ -172,8 +178,10 @@ public struct Conductor {
     /// the timetable says is due now.
     public mutating func open(
         resuming unfinished: [(Occurrence, RunSnapshot)], requests: [OperatorRequest] = [],
-        finished: [String: RunSnapshot] = [:], now: Date
+        finished: [String: RunSnapshot] = [:], notifications: [OperatorRequest] = [], now: Date
     ) -> Decision {
+        // Hooks a runner stored and did not deliver (it died or stopped): delivered now.
+        for request in notifications { deliver(request, now: now) }
         for (occurrence, snapshot) in unfinished {
             guard let definition = definition(occurrence.jobID) else { continue }
             let (scheduler, resumed) = Scheduler.resume(
@@ -206,6 +214,12 @@ public struct Conductor {
         case .satisfyEnded(let name, let outcome):
             for runID in satisfying.removeValue(forKey: name) ?? [] {
                 take([.satisfyEnded(constraint: name, outcome)], in: runID, now: now)
+            }
+        case .notified(let request, let failure, let interrupted):
+            if interrupted {
+                delivering.remove(request.id)
+            } else {
+                notified(request, failure: failure, now: now)
             }
         case .periodicRequests(let requests, let finished):
             takePeriodicRequests(requests, finished: finished, now: now)

@@ -6,6 +6,9 @@ public struct RunEvent: Sendable, Hashable {
         case queued, waiting, started, succeeded, failed, retrying, skipped, blocked, cancelled
         case interrupted, disabled, suspended, resumed, output
         case runFinished = "run-finished"
+        case notifyStarted = "notify-started"
+        case notifySucceeded = "notify-succeeded"
+        case notifyFailed = "notify-failed"
     }
 
     public var time: Date
@@ -23,12 +26,16 @@ public struct RunEvent: Sendable, Hashable {
     /// For an event of a periodic job's occurrence: its scheduled date, so a line names the
     /// occurrence (`tick @ 19:07:15`, SPEC 5.12).
     public var occurrence: Date?
+    /// For `notify-*` events: the hook's name.
+    public var hook: String?
 
     public init(
         time: Date, run: String, job: String? = nil, attempt: Int? = nil, kind: Kind,
         reason: String? = nil, exitCode: Int32? = nil, delay: Duration? = nil, key: String? = nil,
-        value: String? = nil, state: String? = nil, pipeline: String? = nil, occurrence: Date? = nil
+        value: String? = nil, state: String? = nil, pipeline: String? = nil, occurrence: Date? = nil,
+        hook: String? = nil
     ) {
+        self.hook = hook
         self.occurrence = occurrence
         self.time = time
         self.run = run

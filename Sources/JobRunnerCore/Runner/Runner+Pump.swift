@@ -87,12 +87,14 @@ extension Runner {
         /// timetable says is due now.
         func start(
             opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)],
-            requests: [OperatorRequest], finished: [String: RunSnapshot]
+            requests: [OperatorRequest], finished: [String: RunSnapshot], notifications: [OperatorRequest]
         ) {
             submit(decision)
             submit(
                 conductor.open(
-                    resuming: unfinished, requests: requests, finished: finished, now: runner.clock.now()))
+                    resuming: unfinished, requests: requests, finished: finished,
+                    notifications: notifications,
+                    now: runner.clock.now()))
             rearmTimer()
             flushIfDue()
         }
@@ -147,6 +149,9 @@ extension Runner {
                 stop(signal)
             case .reload(let reloaded, let periodic):
                 decide(.reload(reloaded, periodic))
+            case .notified(let id, let request, let failure, let interrupted):
+                sideTasks[id] = nil
+                decide(.notified(request, failure: failure, interrupted: interrupted || stopSignal != nil))
             case .periodicRequests(let requests, let finished):
                 if stopSignal == nil { decide(.periodicRequests(requests, finished: finished)) }
             case .paced(let number):
@@ -290,6 +295,8 @@ extension Runner {
                     }
                 case .probeConnectivity(let runID):
                     probeNow(for: runID)
+                case .notify(let request):
+                    deliver(request)
                 case .reportMissed(let jobID, let count, let catchUp):
                     runner.observer.missed(
                         jobID: jobID, count: count, catchUp: catchUp, time: runner.clock.now())
@@ -349,6 +356,30 @@ extension Runner {
             let key = AttemptKey(runID: order.runID, jobID: order.jobID)
             attemptTasks[key] = (order.attempt, running, .now)
             fresh.insert(key)
+        }
+
+        /// Delivers a due `notify:` hook as a side task (awaited, and ended on a stop); its end
+        /// comes back as a message.
+        private func deliver(_ request: OperatorRequest) {
+            let id = nextSideTask
+            nextSideTask += 1
+            let mailbox = runner.mailbox
+            guard stopSignal == nil, let notifier = runner.notifier, let runID = request.runID else {
+                // Left stored: a runner that can deliver it does.
+                mailbox.yield(.notified(id, request, failure: nil, interrupted: true))
+                return
+            }
+            guard let hook = inPlace({ $0.hook(request.jobID) }) else {
+                mailbox.yield(
+                    .notified(
+                        id, request, failure: "the job files no longer have notify hook '\(request.jobID)'",
+                        interrupted: false))
+                return
+            }
+            sideTasks[id] = Task {
+                let failure = await notifier.deliver(hook, runID: runID)
+                mailbox.yield(.notified(id, request, failure: failure, interrupted: Task.isCancelled))
+            }
         }
 
         /// Runs a constraint command as a task whose result comes back as an input of its run.

@@ -80,6 +80,8 @@ public final class Runner: Sendable {
         case stop(Int32)
         /// New definitions (`serve` reloading its files) and the periodic jobs among them.
         case reload(Workload, [Timetable.Job])
+        /// A `notify:` hook's delivery (side task `Int`) ended.
+        case notified(Int, OperatorRequest, failure: String?, interrupted: Bool)
         /// The requests about periodic jobs as the store holds them now, with the finished
         /// occurrence runs they name.
         case periodicRequests([OperatorRequest], finished: [String: RunSnapshot])
@@ -109,6 +111,8 @@ public final class Runner: Sendable {
     let orphans: (any OrphanTerminator)?
     let probe: (any ConnectivityProbe)?
     let constraintRunner: (any ConstraintRunner)?
+    /// Runs `notify:` hooks; nil: hooks that fall due are stored and left for a runner that can.
+    let notifier: (any NotificationDeliverer)?
     let options: RunnerOptions
     let logger: Logger
     /// The runner lock held for this runner, checked at each store check (``RunnerLockHold/verify()``).
@@ -133,8 +137,9 @@ public final class Runner: Sendable {
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
         connectivity: (any ConnectivityProbe)? = nil, constraints: (any ConstraintRunner)? = nil,
         options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil, periodic: [Timetable.Job] = [],
-        lock: (any RunnerLockHold)? = nil
+        lock: (any RunnerLockHold)? = nil, notifier: (any NotificationDeliverer)? = nil
     ) {
+        self.notifier = notifier
         self.lock = lock
         self.periodic = periodic
         self.probe = connectivity
@@ -219,6 +224,8 @@ public final class Runner: Sendable {
                 finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
                 totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
         let schedules = try await queueStore.schedules()
+        // Hooks that fell due and were not delivered (the runner died or stopped): delivered now.
+        let notifications = try await queueStore.requests(runID: OperatorRequest.notifyRequests)
         // Asked for while no runner was there: started first (SPEC 5.12).
         let (requests, finished) = try await Self.readPeriodicRequests(
             queueStore, underWay: Set(unfinished.map(\.1.run.id)))
@@ -235,7 +242,9 @@ public final class Runner: Sendable {
         let pump = Pump(runner: self, conductor: conductor)
         let background = startBackgroundTasks(usesInternet: usesInternet)
         defer { for task in background { task.cancel() } }
-        pump.start(opening: opening, unfinished: unfinished, requests: requests, finished: finished)
+        pump.start(
+            opening: opening, unfinished: unfinished, requests: requests, finished: finished,
+            notifications: notifications)
         /// Hands one message to the pump; false once the pump is done.
         func deliver(_ message: Message) -> Bool {
             let stop = stopRequest.load(ordering: .relaxed)

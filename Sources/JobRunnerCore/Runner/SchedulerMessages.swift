@@ -56,6 +56,9 @@ public enum Effect: Sendable, Hashable {
     /// run (`catchUp`), in one line for the job (SPEC 5.12): they are recorded `missed`, with no
     /// event of their own.
     case reportMissed(jobID: String, count: Int, catchUp: CatchUp)
+    /// Deliver a due `notify:` hook (SPEC 5.13); its end comes back as
+    /// ``ConductorInput/notified(_:failure:)``.
+    case notify(OperatorRequest)
     /// Delete the log directories of runs whose records were pruned (`retention:`).
     case removeLogs(runIDs: [String])
     /// Run the connectivity probe now and send its answer as `probed` to run `runID` (and as

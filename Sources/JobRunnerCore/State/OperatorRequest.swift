@@ -14,7 +14,15 @@ public struct OperatorRequest: Sendable, Hashable, Codable {
         /// An occurrence of a periodic job starts now, outside its schedule (SPEC 5.12). Stored
         /// under ``OperatorRequest/periodicRequests``, not under a run: it makes one.
         case trigger
+        /// Not an operator's: a `notify:` hook that fell due (SPEC 5.13), `jobID` the hook's name
+        /// and `runID` the finished run; stored under ``OperatorRequest/notifyRequests`` in the
+        /// commit that finishes the run, deleted once delivered.
+        case notify
     }
+
+    /// Where due `notify:` hooks are stored: every runner reads them when it starts and delivers
+    /// them.
+    public static let notifyRequests = "notify"
 
     /// Where `trigger` requests, and the requests about periodic jobs' occurrences, are stored in
     /// place of a run id: every runner (`serve` or `run`) reads them, at its start and at each
