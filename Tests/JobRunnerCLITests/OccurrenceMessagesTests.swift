@@ -58,7 +58,10 @@ import Testing
             runs.filter { $0["occurrenceOf"] as? String == "hb" && $0["state"] as? String != "skipped" }
                 .max { ($0["scheduledAt"] as? String ?? "") < ($1["scheduledAt"] as? String ?? "") }?["id"]
                 as? String)
-        let oneShotRun = try #require(runs.first { $0["occurrenceOf"] is NSNull }?["id"] as? String)
+        // The run of one-shot jobs, among many occurrences of an `every: 1s` job.
+        let oneShotRun = try #require(
+            try await workspace.run("runs", "--job", "once", "--json").stdout.split(separator: "\n")
+                .compactMap { try? statusJSON(String($0)) }.first?["id"] as? String)
         let inOneShot = try await workspace.run("logs", "hb", "--run", oneShotRun)
         #expect(inOneShot.status == 1)
         #expect(inOneShot.stderr.contains("has no job 'hb': it is periodic"), "\(inOneShot.stderr)")

@@ -58,11 +58,6 @@ final class EventsWriter: RunObserver, Sendable {
         json.string(event.run)
         json.member(raw: #", "job": "#, event.job)
         json.member(raw: #", "attempt": "#, event.attempt)
-        if let occurrence = event.occurrence {
-            json.raw(#", "scheduledAt": ""#)
-            Timestamps.withISO(occurrence) { json.raw($0) }
-            json.raw(#"""#)
-        }
         json.member(raw: #", "event": "#, event.kind.rawValue)
         json.member(raw: #", "pipeline": "#, event.pipeline)
         json.member(raw: #", "hook": "#, event.hook)
@@ -75,6 +70,12 @@ final class EventsWriter: RunObserver, Sendable {
         json.member(raw: #", "key": "#, event.key)
         json.member(raw: #", "value": "#, event.value)
         json.member(raw: #", "state": "#, event.state)
+        // Last, so the members before it stand as they always did.
+        if let occurrence = event.occurrence {
+            json.raw(#", "scheduledAt": ""#)
+            Timestamps.withISO(occurrence) { json.raw($0) }
+            json.raw(#"""#)
+        }
         json.raw("}")
     }
 }

@@ -143,13 +143,18 @@ extension Scheduler {
         }
     }
 
-    /// Reopens the jobs that were blocked, directly or through others, because of `id`.
+    /// Reopens the jobs that were blocked, directly or through others, because of `id`, and the
+    /// `when: always|failure` jobs among their dependents that ended already: they were judged on
+    /// needs that are open again, so they are judged again once those are final.
     mutating func reopen(blockedBehind id: String, now: Date) {
         var found: [String] = []
         var pending = Array(plan.dependents(of: id))
         var seen = Set<String>()
         while let job = pending.popLast() {
-            guard seen.insert(job).inserted, jobs[job]?.state == .blocked else { continue }
+            guard seen.insert(job).inserted, let record = jobs[job] else { continue }
+            let judgedAgain =
+                plan.job(job)?.when.waitsForFinalNeeds == true && record.state.isFinal
+            guard record.state == .blocked || judgedAgain else { continue }
             found.append(job)
             pending.append(contentsOf: plan.dependents(of: job))
         }
