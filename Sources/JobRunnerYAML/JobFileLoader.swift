@@ -374,11 +374,37 @@ public enum JobFileLoader {
         }
         let connectivity = single("connectivity") { $0.connectivity } ?? ConnectivitySettings()
         let retention = single("retention") { $0.retention } ?? RetentionPolicy()
+        // `notify:` hooks: names unique across files, and each job they name known.
+        var hooks: [NotifyHook] = []
+        var hookPlaces: [String: SourceLocation] = [:]
+        for file in files {
+            for (hook, marks) in file.notify {
+                if let first = hookPlaces[hook.name] {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: hook.location ?? first,
+                            "notify hook \(VisibleText.quoted(hook.name)) is declared twice; the first is at \(first); keep one"
+                        ))
+                    continue
+                }
+                hookPlaces[hook.name] = hook.location
+                for (name, location) in marks where byID[name] == nil && matrices[name] == nil {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: location,
+                            "notify hook \(VisibleText.quoted(hook.name)) names job \(VisibleText.quoted(name)), which no job file has\(Suggestion.hint(for: name, in: jobs.map(\.id)))"
+                        ))
+                }
+                var expanded = hook
+                expanded.jobs = hook.jobs.map { names in names.flatMap { matrices[$0] ?? [$0] } }
+                hooks.append(expanded)
+            }
+        }
         let workload = Workload(
             jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
             retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, matrices: matrices,
-            positions: byID)
+            positions: byID, notify: hooks)
         return (workload, diagnostics)
     }
 }

@@ -160,7 +160,7 @@ extension JobFileParser {
             if value != .success && job.schedule != nil {
                 reader.error(
                     node,
-                    "when: \(value.rawValue) applies to one-shot jobs; job \(VisibleText.quoted(id)) is periodic (every/cron), and its occurrences run only when their needs succeeded"
+                    "when: \(value.rawValue) applies to one-shot jobs; job \(VisibleText.quoted(id)) is periodic (every/cron), and its occurrences run only when their needs succeeded. To be told when an occurrence fails, add a top-level notify: hook (on: [failure], jobs: [\(id)])"
                 )
             }
         }
@@ -219,7 +219,7 @@ extension JobFileParser {
         }
     }
 
-    private mutating func parseRun(_ node: Node) -> HandlerSpec? {
+    mutating func parseRun(_ node: Node) -> HandlerSpec? {
         switch reader.tree.kind(node) {
         case .sequence:
             var argv: [String] = []

@@ -128,7 +128,10 @@ struct RunnerSession {
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
             options: runnerOptions,
-            logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold)
+            logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold,
+            notifier: ShellNotifier(
+                reader: ReadModel(store: state.store, lock: nil, logs: state.logs),
+                logDirectory: state.logs.logsPath, secrets: secrets, environment: environment))
         let reloader =
             serve
             ? Reloader(

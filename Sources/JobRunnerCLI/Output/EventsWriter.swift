@@ -62,6 +62,7 @@ final class EventsWriter: RunObserver, Sendable {
         json.member(raw: #", "attempt": "#, event.attempt)
         json.member(raw: #", "event": "#, event.kind.rawValue)
         json.member(raw: #", "pipeline": "#, event.pipeline)
+        json.member(raw: #", "hook": "#, event.hook)
         json.member(raw: #", "reason": "#, event.reason)
         json.member(raw: #", "exitCode": "#, event.exitCode)
         if let delay = event.delay {
@@ -71,6 +72,12 @@ final class EventsWriter: RunObserver, Sendable {
         json.member(raw: #", "key": "#, event.key)
         json.member(raw: #", "value": "#, event.value)
         json.member(raw: #", "state": "#, event.state)
+        // Last, so the members before it stand as they always did.
+        if let occurrence = event.occurrence {
+            json.raw(#", "scheduledAt": ""#)
+            Timestamps.withISO(occurrence) { json.raw($0) }
+            json.raw(#"""#)
+        }
         json.raw("}")
     }
 }

@@ -125,6 +125,10 @@ public struct MaskingObserver: RunObserver {
         inner.record(masked)
     }
 
+    public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {
+        inner.missed(jobID: jobID, count: count, catchUp: catchUp, time: time)
+    }
+
     public func flush() { inner.flush() }
 }
 
