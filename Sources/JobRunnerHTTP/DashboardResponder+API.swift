@@ -58,7 +58,7 @@ extension DashboardResponder {
             }
             try await writer.finish(nil)
         }
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: body)
+        return Response(status: .ok, headers: Self.jsonHeaders, body: body)
     }
 
     /// `runs --json` as one array, newest first; `job` keeps one periodic job's occurrences.

@@ -82,8 +82,8 @@ extension DashboardResponder {
             }
         if isForm {
             let text = status == .ok ? messages.joined(separator: "; ") : problems.joined(separator: "; ")
-            return Response.redirect(to: Self.returnPath(form["return"], message: text), type: .found)
-                .withStatus(.seeOther)
+            // 303 See Other: the browser fetches the page again with GET.
+            return Response.redirect(to: Self.returnPath(form["return"], message: text), type: .normal)
         }
         if status == .ok {
             return Self.json(
@@ -124,15 +124,6 @@ extension DashboardResponder {
         let allowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))
         let encoded = message.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
         return target + (target.contains("?") ? "&" : "?") + "message=" + encoded
-    }
-}
-
-extension Response {
-    /// The response with another status.
-    func withStatus(_ status: HTTPResponse.Status) -> Response {
-        var response = self
-        response.status = status
-        return response
     }
 }
 

@@ -29,7 +29,7 @@ struct DashboardResponder: HTTPResponder {
         }
         guard access.allows(request) else {
             if request.method == .get, path.first != "api", path.first != "events", path.first != "metrics" {
-                return Response.redirect(to: "/login", type: .normal)
+                return Response.redirect(to: "/login", type: .found)
             }
             return Self.error(
                 .unauthorized,
@@ -63,9 +63,13 @@ struct DashboardResponder: HTTPResponder {
     /// A JSON body.
     static func json(_ status: HTTPResponse.Status = .ok, _ body: some Sequence<UInt8>) -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            status: status, headers: jsonHeaders, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
+
+    /// The headers of every JSON answer.
+    static let jsonHeaders: HTTPFields = [
+        .contentType: "application/json; charset=utf-8", .xContentTypeOptions: "nosniff", .cacheControl: "no-store",
+    ]
 
     /// `{"error": message}`.
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
