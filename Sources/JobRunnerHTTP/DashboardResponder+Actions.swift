@@ -36,6 +36,15 @@ extension DashboardResponder {
             return Self.error(
                 .notFound, "no such action: POST \(request.uri.path) (see /api/v1/openapi.json)")
         }
+        let names: [String] =
+            switch target {
+            case .job(let run, let job, _): [run, job]
+            case .pipeline(let name, _): [name]
+            case .trigger(let job): [job]
+            }
+        if let unusable = names.first(where: { !Self.usable($0) }) {
+            return Self.error(.notFound, "no run, job or pipeline '\(unusable)'")
+        }
         var request = request
         let isForm =
             request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded")

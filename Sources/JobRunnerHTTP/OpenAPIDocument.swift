@@ -52,7 +52,7 @@ enum OpenAPIDocument {
               "responses": {"200": {"description": "SPEC 5.11", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
                 "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/NotFound"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
             "/api/v1/runs": {"get": {"summary": "runs --json, newest first", "operationId": "runs",
-              "parameters": [{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1}},
+              "parameters": [{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}},
                 {"name": "job", "in": "query", "required": false, "schema": {"type": "string"}}],
               "responses": {"200": {"description": "The runs", "content": {"application/json": {"schema": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}}}}},
                 "400": {"$ref": "#/components/responses/BadRequest"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "500": {"$ref": "#/components/responses/ServerError"}}}},

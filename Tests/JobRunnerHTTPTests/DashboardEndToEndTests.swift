@@ -95,6 +95,8 @@ import Testing
         for path in [
             "/api/v1/runs/nope", "/api/v1/runs/\(id)/jobs/nope/attempts/1/log",
             "/api/v1/runs/\(id)/jobs/hello/attempts/9/log", "/api/v1/nothing",
+            // Ids the store cannot even look up (an empty key, one longer than a key may be).
+            "/api/v1/status?run=", "/api/v1/runs/" + String(repeating: "x", count: 600),
         ] {
             let answer = try await request(server.port, "GET", path)
             #expect(answer.status == 404, "\(path)")
@@ -150,7 +152,13 @@ import Testing
         #expect(resume.body.contains("pipeline main resumed"))
         let again = try await request(server.port, "POST", "/api/v1/pipelines/main/resume")
         #expect(again.status == 409)
-        #expect(try await request(server.port, "GET", "/api/v1/pipelines/main/resume").status == 404)
+        // An action takes POST only; another method is told which (405 with Allow).
+        let get = try await request(server.port, "GET", "/api/v1/pipelines/main/resume")
+        #expect(get.status == 405)
+        #expect(get.headers["allow"] == "POST")
+        let put = try await request(server.port, "PUT", "/api/v1/status")
+        #expect(put.status == 405)
+        #expect(put.headers["allow"] == "GET, HEAD")
     }
 
     @Test func formsNeedTheCSRFTokenAndOtherSitesAreRefused() async throws {
