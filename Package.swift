@@ -82,11 +82,14 @@ let package = Package(
         // be refused or are malformed on purpose) for the test target it is applied to, into a
         // directory of its own: `testPluginDirectory` in that target.
         .plugin(name: "TestPluginLibraries", capability: .buildTool(), path: "Tests/TestPluginLibraries"),
+        // The dashboard's pages and `report --html`: HTML and SVG rendered from the read model,
+        // and the assets (CSS, script, icon) compiled in. No web framework: the server routes to it.
+        .target(name: "JobRunnerPages", dependencies: ["JobRunnerCore"]),
         .target(
             name: "JobRunnerCLI",
             dependencies: [
                 "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
-                "JobRunnerPluginHost", "JobRunnerPluginAPI",
+                "JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -137,6 +140,10 @@ let package = Package(
         .testTarget(
             name: "JobRunnerPluginHostTests",
             dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
+        ),
+        .testTarget(
+            name: "JobRunnerPagesTests",
+            dependencies: ["JobRunnerPages", "JobRunnerCore"]
         ),
         .testTarget(
             name: "JobRunnerCLITests",
