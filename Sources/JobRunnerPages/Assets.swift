@@ -79,16 +79,20 @@ enum Assets {
         svg.graph .node rect{fill:var(--panel);stroke:var(--pending);stroke-width:2}
         svg.graph .node text{text-anchor:middle}
         svg.graph a:hover rect{stroke-width:3}
-        .node.s-succeeded rect{stroke:var(--succeeded)}.node.s-failed rect{stroke:var(--failed);fill:color-mix(in srgb,var(--failed) 14%,var(--panel))}
-        .node.s-running rect{stroke:var(--running);fill:color-mix(in srgb,var(--running) 14%,var(--panel))}
-        .node.s-waiting rect{stroke:var(--waiting)}.node.s-skipped rect{stroke:var(--skipped);stroke-dasharray:4 3}
-        .node.s-blocked rect{stroke:var(--blocked)}.node.s-cancelled rect{stroke:var(--cancelled);stroke-dasharray:2 2}
+        svg.graph .node.s-succeeded rect{stroke:var(--succeeded)}
+        svg.graph .node.s-failed rect{stroke:var(--failed);fill:color-mix(in srgb,var(--failed) 14%,var(--panel))}
+        svg.graph .node.s-running rect{stroke:var(--running);fill:color-mix(in srgb,var(--running) 14%,var(--panel))}
+        svg.graph .node.s-waiting rect{stroke:var(--waiting)}
+        svg.graph .node.s-skipped rect{stroke:var(--skipped);stroke-dasharray:4 3}
+        svg.graph .node.s-blocked rect{stroke:var(--blocked);fill:color-mix(in srgb,var(--blocked) 10%,var(--panel))}
+        svg.graph .node.s-cancelled rect{stroke:var(--cancelled);stroke-dasharray:2 2}
         svg.timeline .axis line{stroke:var(--line)}
         svg.timeline .axis text{fill:var(--muted);font-size:11px}
         svg.timeline .bar rect{fill:var(--pending)}
-        .bar.s-succeeded rect{fill:var(--succeeded)}.bar.s-failed rect,.bar.s-timeout rect{fill:var(--failed)}
-        .bar.s-running rect{fill:var(--running)}.bar.s-tempfail rect{fill:var(--waiting)}
-        .bar.s-skipped rect{fill:var(--skipped)}.bar.s-interrupted rect{fill:var(--cancelled)}
+        svg.timeline .bar.s-succeeded rect{fill:var(--succeeded)}
+        svg.timeline .bar.s-failed rect,svg.timeline .bar.s-timeout rect{fill:var(--failed)}
+        svg.timeline .bar.s-running rect{fill:var(--running)}svg.timeline .bar.s-tempfail rect{fill:var(--waiting)}
+        svg.timeline .bar.s-skipped rect{fill:var(--skipped)}svg.timeline .bar.s-interrupted rect{fill:var(--cancelled)}
         ul.legend{display:flex;flex-wrap:wrap;gap:4px 14px;list-style:none;padding:0;margin:4px 0;font-size:.85rem;color:var(--muted)}
         .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;background:var(--pending)}
         .swatch.s-succeeded{background:var(--succeeded)}.swatch.s-failed{background:var(--failed)}.swatch.s-running{background:var(--running)}

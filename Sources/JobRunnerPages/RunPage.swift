@@ -210,7 +210,10 @@ struct RunPage {
         if lines.last == "" { lines.removeLast() }
         let shown = lines.suffix(Self.reportLogLines)
         html.raw("<details open><summary>")
-        html.text("the last \(shown.count) lines of attempt \(attempt.number)'s log")
+        html.text(
+            shown.count == 1
+                ? "the last line of attempt \(attempt.number)'s log"
+                : "the last \(shown.count) lines of attempt \(attempt.number)'s log")
         html.raw("</summary><pre class=\"log\">")
         var ansi = ANSIRenderer()
         ansi.render(shown.joined(separator: "\n"), into: &html)

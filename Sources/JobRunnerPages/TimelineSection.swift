@@ -49,7 +49,7 @@ struct TimelineSection {
         let start = rows.map(\.attempt.startedAt).min() ?? detail.run.startedAt
         let end = rows.map { $0.attempt.finishedAt ?? context.now }.max() ?? context.now
         let span = max(1, end.timeIntervalSince(start))
-        let width = Self.labelWidth + Self.chartWidth + 16
+        let width = Self.labelWidth + Self.chartWidth + 48
         let height = Self.axisHeight + Double(rows.count) * Self.rowHeight + 8
         func x(_ date: Date) -> Double {
             Self.labelWidth + date.timeIntervalSince(start) / span * Self.chartWidth

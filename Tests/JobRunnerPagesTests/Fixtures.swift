@@ -33,3 +33,64 @@ struct PageFixture {
         PageSettings(csrfToken: readOnly ? nil : "tok-123", readOnly: readOnly, live: live, now: now)
     }
 }
+
+/// A job of a hand-built run.
+struct JobSpec {
+    var id: String
+    var state: JobState
+    var needs: [String] = []
+    var pipeline = "default"
+    var reason: JobReason?
+    /// Outcomes of its attempts, in order; nil: still running.
+    var attempts: [AttemptOutcome?] = []
+    var outputs: [String: String] = [:]
+}
+
+extension PageFixture {
+    /// Stores a run of these jobs, started `PageFixture.now` minus `age` seconds, each attempt
+    /// lasting 10 s; makes it the current run unless it is an occurrence.
+    @discardableResult
+    func addRun(
+        _ id: String, state: RunState, jobs: [JobSpec], age: Double = 600, occurrenceOf: String? = nil,
+        limits: [String: Int] = [:]
+    ) async throws -> RunRecord {
+        let start = PageFixture.now.addingTimeInterval(-age)
+        var run = RunRecord(
+            id: id, state: state, startedAt: start,
+            finishedAt: state.isFinal ? start.addingTimeInterval(100) : nil,
+            jobIDs: jobs.map(\.id), runnerPID: 1, pipelineLimits: limits)
+        run.occurrenceOf = occurrenceOf
+        if occurrenceOf != nil { run.scheduledAt = start }
+        var changes: [StoreChange] = [.putRun(run)]
+        if occurrenceOf == nil { changes.append(.setCurrentRun(id)) }
+        for job in jobs {
+            var record = JobRecord(
+                jobID: job.id, pipeline: job.pipeline, needs: job.needs, maxAttempts: 3, state: job.state,
+                reason: job.reason, attempts: job.attempts.count)
+            for (index, outcome) in job.attempts.enumerated() {
+                let began = start.addingTimeInterval(Double(index) * 12)
+                let attempt = AttemptRecord(
+                    jobID: job.id, number: index + 1, outcome: outcome, startedAt: began,
+                    finishedAt: outcome == nil ? nil : began.addingTimeInterval(10),
+                    exitCode: outcome == .failed ? 2 : (outcome == .succeeded ? 0 : nil),
+                    reason: outcome == .failed ? "exit:2" : nil)
+                changes.append(.putAttempt(runID: id, attempt))
+                record.startedAt = began
+                record.finishedAt = attempt.finishedAt
+            }
+            changes.append(.putJob(runID: id, record))
+            if !job.outputs.isEmpty {
+                changes.append(.putOutputs(runID: id, jobID: job.id, occurrence: "", job.outputs))
+            }
+        }
+        try await commit(changes)
+        return run
+    }
+}
+
+extension String {
+    /// How many times `part` occurs.
+    func occurrences(of part: String) -> Int {
+        components(separatedBy: part).count - 1
+    }
+}
