@@ -35,7 +35,8 @@ enum Assets {
         .scroll{overflow-x:auto;max-width:100%}
         table{border-collapse:collapse;width:100%;font-size:.93rem}
         th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
-        td{overflow-wrap:anywhere}
+        td{white-space:nowrap}
+        td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:12em}
         th{color:var(--muted);font-weight:600;white-space:nowrap}
         .badge{display:inline-block;padding:0 8px;border-radius:10px;font-size:.8rem;font-weight:600;line-height:1.6;color:var(--on-state);background:var(--pending);white-space:nowrap}
         .badge.s-succeeded{background:var(--succeeded)}.badge.s-failed,.badge.s-timeout{background:var(--failed)}

@@ -81,7 +81,7 @@ struct HistoryPage {
             context.time(run.startedAt, into: &html)
             html.raw("</td><td>")
             html.text(Words.took(run))
-            html.raw("</td><td>")
+            html.raw("</td><td class=\"wrap\">")
             html.text(Words.counts(counts))
             html.raw("</td></tr>")
         }

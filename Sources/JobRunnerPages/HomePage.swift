@@ -158,7 +158,8 @@ struct HomePage {
             html.text("No job waits for the internet.")
         } else {
             html.text(
-                "Offline: \(internet.count) job\(internet.count == 1 ? "" : "s") wait for the internet: ")
+                "\(internet.count) job\(internet.count == 1 ? " waits" : "s wait") for the internet (the probe says offline): "
+            )
             html.text(internet.prefix(20).joined(separator: ", ") + (internet.count > 20 ? ", …" : ""))
         }
         html.raw("</li>")
@@ -251,7 +252,7 @@ struct HomePage {
                 html.text(Words.of(run))
                 html.raw("</td><td>")
                 context.time(run.startedAt, into: &html, relative: true)
-                html.raw("</td><td>")
+                html.raw("</td><td class=\"wrap\">")
                 html.text(Words.counts(counts[run.id] ?? [:]))
                 html.raw("</td></tr>")
             }

@@ -96,7 +96,7 @@ struct PeriodicJobPage {
             context.time(run.startedAt, into: &html)
             html.raw("</td><td>")
             html.text(Words.took(run))
-            html.raw("</td><td>")
+            html.raw("</td><td class=\"wrap\">")
             switch run.state {
             case .skipped: html.text("the previous occurrence still ran (overlap: skip)")
             case .missed: html.text("missed while no runner was up")

@@ -188,7 +188,7 @@ struct RunPage {
             html.text(end.map { Words.elapsed($0.timeIntervalSince(attempt.startedAt)) } ?? "-")
             html.raw("</td><td>")
             html.text(attempt.exitCode.map(String.init) ?? attempt.signal.map { "signal \($0)" } ?? "-")
-            html.raw("</td><td>")
+            html.raw("</td><td class=\"wrap\">")
             html.text(attempt.reason ?? "")
             html.raw("</td><td>")
             context.link(Paths.attempt(run: run.id, job: id, number: attempt.number), "log", into: &html)

@@ -36,7 +36,9 @@ import Testing
         #expect(!html.contains("<link"))
         #expect(!html.contains("href=\"/"))
         // No temporary file is left beside it.
-        let left = try FileManager.default.contentsOfDirectory(atPath: workspace.root).filter { $0.hasSuffix(".tmp") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: workspace.root).filter {
+            $0.hasSuffix(".tmp")
+        }
         #expect(left.isEmpty)
     }
 
@@ -44,7 +46,8 @@ import Testing
     func unknownRun() async throws {
         let workspace = try Workspace(files: ["ci.yaml": Self.jobs])
         _ = try await workspace.run("run", workspace.jobs)
-        let finished = try await workspace.run("report", "--run", "nope", "--html", workspace.root + "/r.html")
+        let finished = try await workspace.run(
+            "report", "--run", "nope", "--html", workspace.root + "/r.html")
         #expect(finished.status == 1)
         #expect(finished.stderr.contains("jobrunner: no run 'nope' in"))
         #expect(finished.stderr.contains("recent runs: "))
@@ -68,7 +71,8 @@ import Testing
         #expect(finished.status == 2)
         #expect(
             finished.stderr.contains(
-                "jobrunner: cannot write the report to \(workspace.root)/missing/dir/r.html: No such file or directory"))
+                "jobrunner: cannot write the report to \(workspace.root)/missing/dir/r.html: No such file or directory"
+            ))
         #expect(!finished.stderr.contains("USAGE"))
         let directory = try await workspace.run("report", "--html", workspace.jobs)
         #expect(directory.status == 2)

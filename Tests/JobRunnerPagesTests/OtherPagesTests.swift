@@ -35,7 +35,7 @@ struct OtherPagesTests {
         #expect(page.contains("action=\"/api/v1/jobs/tick/trigger\""))
         #expect(page.contains("every 15m"))
         #expect(page.contains("in 5 min"))
-        #expect(page.contains("wait for the internet: b"))
+        #expect(page.contains("1 job waits for the internet (the probe says offline): b"))
         #expect(page.contains("Constraint auth&lt;token&gt; is not satisfied; waiting: c"))
         #expect(page.contains("href=\"/runs/old\""))
         #expect(page.contains("No runner is serving this state directory"))
