@@ -68,6 +68,14 @@ extension Assets {
           var decoder = window.TextDecoder ? new TextDecoder() : null;
           var style = { fg: null, bg: null, b: false, d: false, i: false, u: false };
 
+          // Where the script last put the view: a scroll event that finds it there (or lower)
+          // is the script's own, even if more text came since; one above it is the reader's.
+          var placed = 0;
+          function toEnd() {
+            log.scrollTop = log.scrollHeight;
+            placed = log.scrollTop;
+          }
+
           function running() { return log.getAttribute("data-running") === "true"; }
           function atEnd() { return log.scrollHeight - log.scrollTop - log.clientHeight < 8; }
           function showFollow() {
@@ -93,14 +101,17 @@ extension Assets {
               fetching = false;
               if (pullAgain) { pullAgain = false; pull(); }
             }
-            fetch(log.getAttribute("data-src"),
-                  { headers: { "Range": "bytes=" + offset + "-" }, credentials: "same-origin" })
+            // From the last byte already shown, so the range is never past the end (a 416
+            // would be logged as an error): that byte is dropped again.
+            var from = Math.max(0, offset - 1);
+            var headers = offset > 0 ? { "Range": "bytes=" + from + "-" } : {};
+            fetch(log.getAttribute("data-src"), { headers: headers, credentials: "same-origin" })
               .then(function (response) {
-                if (response.status === 416 || !response.ok) { return null; }
-                var whole = response.status === 200;
+                if (!response.ok) { return null; }
+                var skip = response.status === 206 ? offset - from : offset;
                 return response.arrayBuffer().then(function (buffer) {
                   var bytes = new Uint8Array(buffer);
-                  return whole ? bytes.subarray(Math.min(offset, bytes.length)) : bytes;
+                  return bytes.subarray(Math.min(skip, bytes.length));
                 });
               })
               .then(function (bytes) {
@@ -109,7 +120,7 @@ extension Assets {
                 offset += bytes.length;
                 log.setAttribute("data-offset", String(offset));
                 append(decoder.decode(bytes, { stream: true }));
-                if (keep) { log.scrollTop = log.scrollHeight; }
+                if (keep) { toEnd(); }
               })
               .then(done, done);
           }
@@ -232,8 +243,11 @@ extension Assets {
               else if (name.indexOf("fg-") === 0) { style.fg = parseInt(name.slice(3), 10); }
               else if (name.indexOf("bg-") === 0) { style.bg = parseInt(name.slice(3), 10); }
             });
-            log.scrollTop = log.scrollHeight;
-            log.addEventListener("scroll", function () { following = atEnd(); showFollow(); });
+            toEnd();
+            log.addEventListener("scroll", function () {
+              following = atEnd() || (following && log.scrollTop >= placed - 2);
+              showFollow();
+            });
             showFollow();
             setInterval(function () { if (running()) { pull(); } }, 2000);
           } else {
