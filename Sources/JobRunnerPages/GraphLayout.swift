@@ -92,9 +92,19 @@ struct GraphLayout: Equatable {
                 upper[b].append(a)
             }
         }
+        // Nodes with no edge at all are set apart, in a grid under the layers: a run of many
+        // independent jobs would otherwise make one row thousands of pixels wide.
+        var isolated = [Bool](repeating: true, count: count)
+        for edge in kept {
+            isolated[edge.from] = false
+            isolated[edge.to] = false
+        }
         // Input order first; a placeholder goes where its edge's source is.
         var order = [[Int]](repeating: [], count: layerCount)
-        for item in itemLayer.indices { order[itemLayer[item]].append(item) }
+        for item in itemLayer.indices where item >= count || !isolated[item] {
+            order[itemLayer[item]].append(item)
+        }
+        while order.last?.isEmpty == true { order.removeLast() }
         var position = [Double](repeating: 0, count: itemLayer.count)
         func number(_ order: [[Int]]) {
             for row in order { for (index, item) in row.enumerated() { position[item] = Double(index) } }
@@ -104,8 +114,8 @@ struct GraphLayout: Equatable {
         var bestCrossings = Self.crossings(order, lower: lower, position: position)
         for sweep in 0..<sweeps {
             let down = sweep % 2 == 0
-            let rows = down ? Array(1..<max(1, layerCount)) : Array((0..<max(0, layerCount - 1)).reversed())
-            for layer in rows where layer < layerCount {
+            let rows = down ? Array(1..<max(1, order.count)) : Array((0..<max(0, order.count - 1)).reversed())
+            for layer in rows where layer < order.count {
                 let neighbours = down ? upper : lower
                 let keyed = order[layer].map { item -> (Double, Double, Int) in
                     let others = neighbours[item]
@@ -133,7 +143,7 @@ struct GraphLayout: Equatable {
                 sum + (itemNode[item] == nil ? metrics.placeholderWidth : metrics.nodeWidth)
             } + Double(max(0, row.count - 1)) * metrics.columnGap
         }
-        let widest = rowWidths.max() ?? 0
+        var widest = rowWidths.max() ?? 0
         var boxes = [Box](
             repeating: Box(node: nil, layer: 0, x: 0, y: 0, width: 0, height: 0), count: itemLayer.count)
         for (layer, row) in order.enumerated() {
@@ -145,6 +155,28 @@ struct GraphLayout: Equatable {
                     node: itemNode[item], layer: layer, x: x, y: y, width: width, height: metrics.nodeHeight)
                 x += width + metrics.columnGap
             }
+        }
+        let rowsHeight =
+            order.isEmpty
+            ? 0 : Double(order.count) * metrics.nodeHeight + Double(order.count - 1) * metrics.layerGap
+        let loose = (0..<count).filter { isolated[$0] }
+        var gridHeight = 0.0
+        if !loose.isEmpty {
+            let step = metrics.nodeWidth + metrics.columnGap
+            let columns = max(
+                6, Int((widest + metrics.columnGap) / step), Int(Double(loose.count).squareRoot()))
+            let top = metrics.margin + rowsHeight + (order.isEmpty ? 0 : metrics.layerGap)
+            for (index, node) in loose.enumerated() {
+                boxes[node] = Box(
+                    node: node, layer: layers[node], x: metrics.margin + Double(index % columns) * step,
+                    y: top + Double(index / columns) * (metrics.nodeHeight + metrics.columnGap),
+                    width: metrics.nodeWidth, height: metrics.nodeHeight)
+            }
+            let rows = (loose.count + columns - 1) / columns
+            gridHeight =
+                Double(rows) * metrics.nodeHeight + Double(rows - 1) * metrics.columnGap
+                + (order.isEmpty ? 0 : metrics.layerGap)
+            widest = max(widest, Double(min(columns, loose.count)) * step - metrics.columnGap)
         }
         nodes = Array(boxes[0..<count])
         placeholders = Array(boxes[count...])
@@ -159,9 +191,7 @@ struct GraphLayout: Equatable {
             return Edge(from: chain.from, to: chain.to, points: points)
         }
         width = widest + 2 * metrics.margin
-        height =
-            2 * metrics.margin + Double(layerCount) * metrics.nodeHeight
-            + Double(layerCount - 1) * metrics.layerGap
+        height = 2 * metrics.margin + rowsHeight + gridHeight
     }
 
     /// Each node's layer: 0 for a node that needs none, else one more than its deepest need.

@@ -89,3 +89,22 @@ struct GraphLayoutTests {
         #expect(layout.droppedEdges == 1)
     }
 }
+
+@Suite("Graph layout of independent jobs")
+struct IndependentJobsLayoutTests {
+    @Test("jobs with no edge go in a grid under the layers, not in one endless row")
+    func grid() {
+        let edges: [(from: Int, to: Int)] = [(0, 1), (1, 2)]
+        let layout = GraphLayout(count: 203, edges: edges)
+        #expect(layout.width < 4000)
+        let boxes = layout.nodes + layout.placeholders
+        for i in boxes.indices {
+            for j in boxes.indices where j > i { #expect(!boxes[i].overlaps(boxes[j])) }
+        }
+        // Under the chain's last node.
+        let chainBottom = layout.nodes[2].y + layout.nodes[2].height
+        #expect(layout.nodes[3...].allSatisfy { $0.y > chainBottom })
+        #expect(
+            layout.nodes.allSatisfy { $0.y + $0.height <= layout.height && $0.x + $0.width <= layout.width })
+    }
+}
