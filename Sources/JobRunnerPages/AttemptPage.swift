@@ -17,7 +17,12 @@ struct AttemptPage {
 
     func render() -> String {
         let path = model.logPath(of: attempt, runID: run.id)
-        let tail = LogReader.tail(path: path, limit: Self.shownBytes)
+        var tail = LogReader.tail(path: path, limit: Self.shownBytes)
+        if attempt.outcome == nil {
+            let unfinished = LogReader.unfinishedUTF8(tail.bytes)
+            tail.bytes.removeLast(unfinished)
+            tail.size -= UInt64(unfinished)
+        }
         let download = Paths.log(run: run.id, job: job.jobID, number: attempt.number)
         return context.document(title: "\(job.jobID) attempt \(attempt.number)") { html in
             html.raw("<p class=\"crumbs\">")

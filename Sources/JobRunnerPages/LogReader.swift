@@ -30,6 +30,19 @@ enum LogReader {
         return Tail(bytes: bytes, start: start, size: start + UInt64(bytes.count))
     }
 
+    /// How many bytes at the end of `bytes` begin a UTF-8 character they do not finish (a log
+    /// read while it is written): a follower fetches them again with the rest.
+    static func unfinishedUTF8(_ bytes: [UInt8]) -> Int {
+        var back = 0
+        for byte in bytes.reversed().prefix(4) {
+            back += 1
+            if byte & 0xC0 == 0x80 { continue }  // a continuation byte: look further back
+            let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+            return length > back ? back : 0
+        }
+        return 0
+    }
+
     private static func read(_ fd: Int32, from offset: UInt64, count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0

@@ -41,3 +41,16 @@ struct ANSIRendererTests {
         #expect(next.text == "<span class=\"fg-3 u\">ing</span>")
     }
 }
+
+@Suite("A log read while it is written")
+struct UnfinishedUTF8Tests {
+    @Test("the bytes of a character cut at the end are left for the follower")
+    func cut() {
+        let euro = Array("€".utf8)  // 3 bytes
+        #expect(LogReader.unfinishedUTF8(Array("ab".utf8)) == 0)
+        #expect(LogReader.unfinishedUTF8(Array("a".utf8) + euro) == 0)
+        #expect(LogReader.unfinishedUTF8(Array("a".utf8) + euro.prefix(2)) == 2)
+        #expect(LogReader.unfinishedUTF8(Array("a".utf8) + euro.prefix(1)) == 1)
+        #expect(LogReader.unfinishedUTF8([]) == 0)
+    }
+}
