@@ -53,7 +53,10 @@ extension Assets {
 
           var names = ["queued", "waiting", "started", "succeeded", "failed", "retrying", "skipped",
             "blocked", "cancelled", "interrupted", "disabled", "suspended", "resumed", "output",
-            "run-finished", "notify-started", "notify-succeeded", "notify-failed", "triggered", "message"];
+            "run-finished", "notify-started", "notify-succeeded", "notify-failed",
+            // The store's own changes, which SPEC 5.10 does not name.
+            "run", "current-run", "jobs-opened", "schedule", "request", "request-taken", "run-deleted", "missed",
+            "message"];
           if (window.EventSource) {
             var source = new EventSource("/events");
             var onEvent = function (event) {
