@@ -332,6 +332,8 @@ def main():
     made = subprocess.run([jobrunner, "report", "--state", state, "--html", report], capture_output=True, text=True)
     checks.check(made.returncode == 0, f"report --html exits 0 {made.stderr.strip()}")
     if made.returncode == 0:
+        driver.get("about:blank")
+        driver.get_log("browser")  # what the last page said once its server was gone
         driver.get("file://" + report)
         checks.check("publish" in driver.find_element(By.TAG_NAME, "body").text, "the report shows the run's jobs")
         checks.check(not console_errors(driver), "the report logs no console error")
