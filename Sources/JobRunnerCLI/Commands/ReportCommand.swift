@@ -89,8 +89,8 @@ private struct ReportFile {
             (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid()).tmp"
         let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw Self.failure(path, errno) }
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             close(fd)
             unlink(temporaryPath)
             throw ValidationError("cannot write the report to \(path): it is a directory; name a file")
