@@ -86,6 +86,9 @@ let package = Package(
         // be refused or are malformed on purpose) for the test target it is applied to, into a
         // directory of its own: `testPluginDirectory` in that target.
         .plugin(name: "TestPluginLibraries", capability: .buildTool(), path: "Tests/TestPluginLibraries"),
+        // The dashboard's pages and `report --html`: HTML and SVG rendered from the read model,
+        // and the assets (CSS, script, icon) compiled in. No web framework: the server routes to it.
+        .target(name: "JobRunnerPages", dependencies: ["JobRunnerCore"]),
         // The dashboard, JSON API, SSE and /metrics: reads through Core's read model, acts through
         // Core's operator interface.
         .target(
@@ -103,7 +106,7 @@ let package = Package(
             name: "JobRunnerCLI",
             dependencies: [
                 "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
-                "JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerHTTP",
+                "JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerHTTP", "JobRunnerPages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -161,6 +164,10 @@ let package = Package(
                 "JobRunnerHTTP", "JobRunnerCore", "JobRunnerCLI", "JobRunnerLMDB", "JobRunnerTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
+        ),
+        .testTarget(
+            name: "JobRunnerPagesTests",
+            dependencies: ["JobRunnerPages", "JobRunnerCore"]
         ),
         .testTarget(
             name: "JobRunnerCLITests",

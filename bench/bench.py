@@ -25,16 +25,20 @@
    one; and a run killed with SIGKILL half way, then resumed: the time from the resuming
    command's start to its first `started` event. Medians of --scale-rounds rounds. Beside the
    run, the store's floor: LMDB alone making the same 12,501 commits (bench/store_floor.c).
-
 8. Dashboard (`--only dashboard`): `serve --http` of the 100,000-job file of row 7: the time
    `GET /api/v1/status` of that finished run takes to stream whole, and a `GET /metrics`
    scrape (medians); then a 20,000-job `noop.ok` plugin run under `run --http` with 50 SSE
    clients following `/events` from its first event, against the same run with no client
    (alternating rounds): the ratio of the runs' phases.
+9. Pages (`--only pages`): the run page of a 10,000-job run (`noop.ok` jobs in chains of 10, the
+   first job of every 50th chain `exit 1`, so 20 jobs fail and 180 are blocked: the page lists
+   those 200 and draws them with their neighbours), rendered whole by `jobrunner report --html`
+   (opening the store, reading the run, laying out the graph, writing the file): median wall time
+   of --rounds rounds (target: under 1 s), and the file's size.
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
        [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
-       [--scale-rounds 3] [--only dag|plugins|schedule|scale|dashboard]
+       [--scale-rounds 3] [--only dag|plugins|schedule|scale|dashboard|pages]
 """
 import argparse
 import datetime
@@ -880,6 +884,24 @@ def dashboard_benchmark(jobrunner, work, count=100_000, plugin_jobs=20_000, clie
     print(f"  load       : {os.getloadavg()[0]:.2f} (1-minute load average at the end; this machine is shared)")
 
 
+def pages_benchmark(jobrunner, work, rounds, count=10_000):
+    """The run page of a 10,000-job run with failures, rendered by `report --html`."""
+    directory = os.path.join(work, "pages")
+    write_big(directory, count, name="pages.yaml",
+              body=lambda i: "    run: exit 1\n" if i % 500 == 0 else "    plugin: noop.ok\n")
+    state = os.path.join(work, "pages-state")
+    proc = subprocess.run([jobrunner, "run", directory, "--state", state, "--progress", "none"],
+                          cwd=work, capture_output=True)
+    if proc.returncode != 1:
+        sys.stderr.write(proc.stderr.decode(errors="replace"))
+        raise SystemExit(f"the 10,000-job run of the pages row ended {proc.returncode}, not 1")
+    report = os.path.join(work, "pages.html")
+    wall, cpu, peak = cpu_and_wall([jobrunner, "report", "--state", state, "--html", report], work, rounds)
+    print(f"run page of a {count:,}-job run (report --html): {wall:.3f} s median of {rounds} "
+          f"(CPU {cpu:.3f} s, peak RSS {peak // 1024} MiB, {os.path.getsize(report) // 1024} KiB written; "
+          f"target: under 1 s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
@@ -894,7 +916,8 @@ def main():
     parser.add_argument("--idle-timeout", type=float, default=1200,
                         help="seconds the idle part waits for the first occurrences before reporting it is not idle")
     parser.add_argument("--scale-rounds", type=int, default=3, help="rounds of the 100,000-job run")
-    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale", "dashboard"], help="run one benchmark")
+    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale", "dashboard", "pages"],
+                        help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
 
@@ -909,6 +932,10 @@ def main():
         return
     if args.only == "scale":
         scale_benchmark(jobrunner, work, args.scale_rounds)
+        shutil.rmtree(work, ignore_errors=True)
+        return
+    if args.only == "pages":
+        pages_benchmark(jobrunner, work, args.rounds)
         shutil.rmtree(work, ignore_errors=True)
         return
     if args.only == "schedule":
@@ -932,6 +959,7 @@ def main():
                            idle_timeout=args.idle_timeout)
     scale_benchmark(jobrunner, work, args.scale_rounds)
     dashboard_benchmark(jobrunner, work)
+    pages_benchmark(jobrunner, work, args.rounds)
     shutil.rmtree(work, ignore_errors=True)
 
 

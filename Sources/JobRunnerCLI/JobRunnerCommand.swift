@@ -19,7 +19,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             LogsCommand.self, GraphCommand.self,
             RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginDescribeCommand.self,
-            PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, VersionCommand.self,
+            PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, VersionCommand.self, ReportCommand.self,
         ]
     )
 

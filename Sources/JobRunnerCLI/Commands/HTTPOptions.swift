@@ -69,7 +69,8 @@ enum DashboardSetup {
             reader: reader, lock: stateDirectory.lock, waker: stateDirectory.waker, orphans: ProcessGroups(),
             place: stateDirectory.path)
         return Dashboard(
-            reader: reader, operator: actions, settings: settings, metrics: metrics, logger: logger,
+            reader: reader, operator: actions, settings: settings, metrics: metrics, pages: DashboardPages(),
+            logger: logger,
             listening: { url in
                 // Standard error: standard output may carry `--events -` JSON lines.
                 writeText(STDERR_FILENO, "jobrunner: dashboard at \(url)\n")
