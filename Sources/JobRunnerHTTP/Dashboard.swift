@@ -16,13 +16,11 @@ public struct Dashboard: Service {
 
     /// - Parameters:
     ///   - operator: the actions; nil refuses every one, as `--http-read-only` does.
-    ///   - trigger: starts an occurrence of a periodic job now and says what it did (SPEC 5.12);
-    ///     nil: not available here (501).
     ///   - pages: renders the HTML pages; nil: the pages are not available (404 with a sentence).
     ///   - listening: called with the URL once the server listens (the real port for port 0).
     public init(
         reader: ReadModel, operator: Operator?, settings: DashboardSettings, metrics: DashboardMetrics,
-        trigger: TriggerAction? = nil, pages: (any PageRendering)? = nil, logger: Logger,
+        pages: (any PageRendering)? = nil, logger: Logger,
         listening: @escaping @Sendable (String) -> Void
     ) {
         self.settings = settings
@@ -34,7 +32,7 @@ public struct Dashboard: Service {
             hub: EventHub(
                 reader: reader, capacity: settings.eventBuffer,
                 onEvent: { await metrics.record($0, reader: reader) }),
-            trigger: trigger, pages: pages)
+            pages: pages)
     }
 
     /// The application, for tests that drive it in process.
@@ -79,11 +77,6 @@ public struct Dashboard: Service {
         }
     }
 }
-
-/// Starts an occurrence of a periodic job now (SPEC 5.12), saying what it did.
-public typealias TriggerAction =
-    @Sendable (_ jobID: String, _ say: @Sendable (Operator.Line) -> Void) async
-    -> Operator.Outcome
 
 /// Renders the HTML pages (JobRunnerPages, through the command line): a whole document, or nil
 /// for no such run, job or attempt.

@@ -65,8 +65,7 @@ extension DashboardResponder {
 
     /// `runs --json` as one array, newest first; `job` keeps one periodic job's occurrences.
     private func runs(limit: Int, job: String?) async throws -> Response {
-        var entries = try await reader.recentRuns(limit: job == nil ? limit : Int.max)
-        if let job { entries = Array(entries.filter { $0.run.occurrenceOf == job }.prefix(limit)) }
+        let entries = try await reader.recentRuns(limit: limit, job: job)
         return Self.json(.ok, Array(RunsJSON.array(entries).utf8))
     }
 

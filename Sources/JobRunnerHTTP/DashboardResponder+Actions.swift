@@ -72,12 +72,7 @@ extension DashboardResponder {
             outcome =
                 suspend ? await `operator`.suspend(name, say: say) : await `operator`.resume(name, say: say)
         case .trigger(let job):
-            guard let trigger else {
-                return Self.error(
-                    .notImplemented,
-                    "trigger is not available in this build (jobrunner trigger JOB, SPEC 5.12)")
-            }
-            outcome = await trigger(job, say)
+            outcome = await `operator`.trigger([job], say: say)
         }
         let said = lines.withLock { $0 }
         let messages = said.compactMap { if case .message(let text) = $0 { text } else { nil } }

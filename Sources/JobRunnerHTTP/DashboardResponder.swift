@@ -15,7 +15,6 @@ struct DashboardResponder: HTTPResponder {
     let access: Access
     let metrics: DashboardMetrics
     let hub: EventHub
-    let trigger: TriggerAction?
     let pages: (any PageRendering)?
 
     /// What every page carries (web-contract): no inline script or style, nothing framed.
