@@ -202,7 +202,12 @@ import Testing
         let place = try await Self.ranPlace()
         let server = try await place.web()
         defer { Task { await server.stop() } }
-        for path in ["/", "/runs", "/runs/nope"] {
+        let id = try await Self.runID(server.port)
+        // The run page shows `hello`'s output `<script>alert(1)</script>`: as text.
+        let runPage = try await request(server.port, "GET", "/runs/\(id)")
+        #expect(runPage.status == 200)
+        #expect(runPage.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(runPage.body)")
+        for path in ["/", "/runs", "/runs/nope", "/runs/\(id)", "/runs/\(id)/jobs/hello/attempts/1", "/login"] {
             let page = try await request(server.port, "GET", path)
             #expect(
                 page.headers["content-security-policy"]
@@ -255,5 +260,35 @@ import Testing
         }
         #expect(!names.isEmpty)
         #expect(names.allSatisfy { $0.hasPrefix("jobrunner_") }, "\(names)")
+    }
+}
+
+/// `POST /api/v1/jobs/ID/trigger`: `jobrunner trigger` through the API.
+@Suite struct TriggerRouteTests {
+    @Test func aTriggerWithNoRunnerIsStoredAndAnUnknownJobIs404() async throws {
+        let place = try Place(files: [
+            "main.yaml": """
+            version: 1
+            jobs:
+              once:
+                run: echo once
+              tick:
+                every: 1h
+                run: echo tick
+            """
+        ])
+        // The first run schedules `tick` (its first occurrence is due at once).
+        let ran = try await place.run(["run", place.jobs, "--progress", "none"])
+        #expect(ran.status == 0, "\(ran.stderr)")
+        let server = try await place.web()
+        defer { Task { await server.stop() } }
+        let trigger = try await request(server.port, "POST", "/api/v1/jobs/tick/trigger")
+        #expect(trigger.status == 200, "\(trigger.body)")
+        #expect(trigger.body.contains("stored: no runner works on"), "\(trigger.body)")
+        let oneShot = try await request(server.port, "POST", "/api/v1/jobs/once/trigger")
+        #expect(oneShot.status == 404, "\(oneShot.body)")
+        let unknown = try await request(server.port, "POST", "/api/v1/jobs/tik/trigger")
+        #expect(unknown.status == 404)
+        #expect(unknown.body.contains("tick"), "a did-you-mean: \(unknown.body)")
     }
 }

@@ -29,10 +29,6 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 [ -n "$url" ] || { echo "the dashboard never said where it listens"; exit 1; }
-# The event stream never ends. Without a `trigger` in this build its route answers 501 by design.
-exclude=(--exclude-path /events)
-if curl -s -o /dev/null -w '%{http_code}' -X POST "${url}api/v1/jobs/none/trigger" | grep -q 501; then
-  exclude+=(--exclude-path '/api/v1/jobs/{job}/trigger')
-fi
-schemathesis run "${url}api/v1/openapi.json" --url "${url%/}" "${exclude[@]}" \
+# The event stream never ends: it is left out.
+schemathesis run "${url}api/v1/openapi.json" --url "${url%/}" --exclude-path /events \
   --checks all --max-examples 20 --workers 1
