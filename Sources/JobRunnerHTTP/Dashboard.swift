@@ -72,8 +72,19 @@ public struct Dashboard: Service {
                 }
             }
             defer { group.cancelAll() }
-            // Its own service group follows this one's graceful shutdown.
-            try await application.run()
+            // Its own service group follows this one's graceful shutdown, which waits for the
+            // requests under way: the event streams, which never end by themselves, are ended.
+            try await withGracefulShutdownHandler {
+                try await application.run()
+            } onGracefulShutdown: {
+                // Unstructured: the handler cannot wait. The streams end once they have had the
+                // events committed so far (the run's last ones), or after 2 s whatever happens.
+                Task {
+                    if let latest = try? await reader.latestEventSequence() { hub.close(after: latest) }
+                    try? await Task.sleep(for: .seconds(2))
+                    hub.close()
+                }
+            }
         }
     }
 }

@@ -207,7 +207,9 @@ import Testing
         let runPage = try await request(server.port, "GET", "/runs/\(id)")
         #expect(runPage.status == 200)
         #expect(runPage.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(runPage.body)")
-        for path in ["/", "/runs", "/runs/nope", "/runs/\(id)", "/runs/\(id)/jobs/hello/attempts/1", "/login"] {
+        for path in [
+            "/", "/runs", "/runs/nope", "/runs/\(id)", "/runs/\(id)/jobs/hello/attempts/1", "/login",
+        ] {
             let page = try await request(server.port, "GET", path)
             #expect(
                 page.headers["content-security-policy"]

@@ -24,12 +24,17 @@ import Testing
             $0.contains("\"job\": \"waits\", \"attempt\": 1, \"event\": \"started\"")
         }
         #expect(events.contains("event: started"))
+        // A client that follows the events to the end: its stream must not keep the server up.
+        let follower = Task { try await readEvents(port: server.port) { _ in false } }
+        _ = try await readEvents(port: server.port) { $0.contains(": jobrunner events") }
         let id = try await DashboardEndToEndTests.runID(server.port)
         let cancel = try await request(server.port, "POST", "/api/v1/runs/\(id)/jobs/waits/cancel")
         #expect(cancel.status == 200, "\(cancel.body)")
         #expect(cancel.body.contains("asked the runner (pid"), "\(cancel.body)")
         // The run ends (cancelled, its dependent blocked) and the dashboard with it.
         #expect(await server.exitStatus() == 1)
+        let followed = try await follower.value
+        #expect(followed.contains("event: cancelled"), "\(followed)")
         #expect(throws: (any Error).self) { try connect(port: server.port) }
     }
 }
