@@ -28,6 +28,11 @@ import Testing
         let follower = Task { try await readEvents(port: server.port) { _ in false } }
         _ = try await readEvents(port: server.port) { $0.contains(": jobrunner events") }
         let id = try await DashboardEndToEndTests.runID(server.port)
+        // The runner's own metrics: the attempt under way, and its commits timed.
+        let metrics = try await request(server.port, "GET", "/metrics")
+        #expect(metrics.body.contains("jobrunner_attempts_running{pipeline=\"default\"} 1"), "\(metrics.body)")
+        #expect(metrics.body.contains("jobrunner_attempt_queue_wait_seconds_count{pipeline=\"default\"} 1"))
+        #expect(!metrics.body.contains("jobrunner_store_commit_seconds_count 0\n"))
         let cancel = try await request(server.port, "POST", "/api/v1/runs/\(id)/jobs/waits/cancel")
         #expect(cancel.status == 200, "\(cancel.body)")
         #expect(cancel.body.contains("asked the runner (pid"), "\(cancel.body)")
