@@ -63,6 +63,7 @@ public struct Dashboard: Service {
         hub.start(after: latest)
         await metrics.load(from: reader)
         let application = application()
+        let (shutdown, beginShutdown) = AsyncStream<Void>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await hub.follow() }
             group.addTask {
@@ -71,20 +72,27 @@ public struct Dashboard: Service {
                     hub.beat()
                 }
             }
-            defer { group.cancelAll() }
             // Its own service group follows this one's graceful shutdown, which waits for the
             // requests under way: the event streams, which never end by themselves, are ended.
-            try await withGracefulShutdownHandler {
-                try await application.run()
-            } onGracefulShutdown: {
-                // Unstructured: the handler cannot wait. The streams end once they have had the
-                // events committed so far (the run's last ones), or after 2 s whatever happens.
-                Task {
-                    if let latest = try? await reader.latestEventSequence() { hub.close(after: latest) }
-                    try? await Task.sleep(for: .seconds(2))
-                    hub.close()
-                }
+            group.addTask { try await application.run() }
+            group.addTask {
+                for await _ in shutdown { break }
+                guard !Task.isCancelled else { return }
+                // The streams end once they have had the events committed so far (the run's
+                // last ones), or after 2 s whatever happens; a connection still open 3 s later
+                // (a client that stopped reading) is cut: the server is cancelled.
+                if let latest = try? await reader.latestEventSequence() { hub.close(after: latest) }
+                try? await Task.sleep(for: .seconds(2))
+                hub.close()
+                try? await Task.sleep(for: .seconds(3))
             }
+            try await withGracefulShutdownHandler {
+                // The first to end: the application, or the shutdown's deadline.
+                _ = try await group.next()
+            } onGracefulShutdown: {
+                beginShutdown.yield()
+            }
+            group.cancelAll()
         }
     }
 }
