@@ -20,7 +20,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             RetryCommand.self, SkipCommand.self, CancelCommand.self, TriggerCommand.self, SuspendCommand.self,
             ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginDescribeCommand.self,
-            PluginWorkerCommand.self, WaitCommand.self, VersionCommand.self,
+            PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, VersionCommand.self, ReportCommand.self,
         ]
     )
 

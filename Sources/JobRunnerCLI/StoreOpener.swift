@@ -1,6 +1,7 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerLMDB
+import JobRunnerShell
 
 /// Where the state is kept, and the one place that knows which store keeps it: LMDB in a state
 /// directory. Every command opens its store here and reads through the ``ReadModel``; no other
@@ -41,6 +42,11 @@ struct StoreOpener: Sendable {
     func openForWriting(preparing: Bool = false) throws(StoreError) -> OpenedStore {
         if preparing { try directory.prepare() }
         return opened(try directory.openStore())
+    }
+
+    /// The operator actions (``Operator``) on `store`, opened here for writing.
+    func `operator`(_ store: OpenedStore) -> Operator {
+        Operator(reader: store.reader, lock: lock, waker: waker, orphans: ProcessGroups(), place: path)
     }
 
     private func opened(_ store: LMDBQueueStore) -> OpenedStore {

@@ -71,15 +71,9 @@ struct RunsCommand: AsyncParsableCommand {
         return [run.id, of, run.state.rawValue, Timestamps.clock(run.startedAt), took, summary(counts)]
     }
 
+    /// A line of `runs --json`: ``RunsJSON``, which the HTTP API writes too.
     static func json(_ run: RunRecord, counts: [JobState: Int]) -> String {
-        func date(_ value: Date?) -> String { value.map { JSONValue.quote(Timestamps.iso($0)) } ?? "null" }
-        let countsJSON = JobState.allCases.compactMap { state in
-            counts[state].map { "\(JSONValue.quote(state.rawValue)): \($0)" }
-        }
-        return "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
-            + "\"occurrenceOf\": \(run.occurrenceOf.map(JSONValue.quote) ?? "null"), "
-            + "\"scheduledAt\": \(date(run.scheduledAt)), \"manual\": \(run.manual == true), \"startedAt\": \(date(run.startedAt)), "
-            + "\"finishedAt\": \(date(run.finishedAt)), \"counts\": {\(countsJSON.joined(separator: ", "))}}"
+        RunsJSON.line(run, counts: counts)
     }
 }
 

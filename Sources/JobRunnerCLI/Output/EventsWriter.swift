@@ -51,33 +51,9 @@ final class EventsWriter: RunObserver, Sendable {
         return String(decoding: line.bytes, as: UTF8.self)
     }
 
-    /// Writes `event` as a JSON object, members in a fixed order, absent ones left out, a space
-    /// after each colon and comma (as the lines have always been written).
+    /// Writes `event` as a JSON object (``RunEvent/writeJSON(to:)``, which the HTTP API's
+    /// event stream writes too).
     static func write(_ event: RunEvent, to json: inout JSONWriter) {
-        json.raw(#"{"time": ""#)
-        Timestamps.withISO(event.time) { json.raw($0) }
-        json.raw(#"", "run": "#)
-        json.string(event.run)
-        json.member(raw: #", "job": "#, event.job)
-        json.member(raw: #", "attempt": "#, event.attempt)
-        json.member(raw: #", "event": "#, event.kind.rawValue)
-        json.member(raw: #", "pipeline": "#, event.pipeline)
-        json.member(raw: #", "hook": "#, event.hook)
-        json.member(raw: #", "reason": "#, event.reason)
-        json.member(raw: #", "exitCode": "#, event.exitCode)
-        if let delay = event.delay {
-            json.raw(#", "delay": "#)
-            json.raw(Array(String(format: "%.3f", delay.seconds).utf8))
-        }
-        json.member(raw: #", "key": "#, event.key)
-        json.member(raw: #", "value": "#, event.value)
-        json.member(raw: #", "state": "#, event.state)
-        // Last, so the members before it stand as they always did.
-        if let occurrence = event.occurrence {
-            json.raw(#", "scheduledAt": ""#)
-            Timestamps.withISO(occurrence) { json.raw($0) }
-            json.raw(#"""#)
-        }
-        json.raw("}")
+        event.writeJSON(to: &json)
     }
 }
