@@ -49,10 +49,12 @@ test-api: api-tools
 
 # The dashboard in a real browser (Tests/browser/run.py: headless chromium through selenium),
 # screenshots under .build/screenshots. chromium, chromium-driver and python3-selenium are
-# installed with apt-get when missing.
+# installed with apt-get when missing; the script runs with Debian's python3, where apt puts
+# selenium (a python3 earlier in PATH, such as pyenv's, does not see it).
+BROWSER_PYTHON ?= /usr/bin/python3
 browser-tools:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
-		|| ! python3 -c "import selenium" 2>/dev/null; then \
+		|| ! $(BROWSER_PYTHON) -c "import selenium" 2>/dev/null; then \
 		echo "installing chromium chromium-driver python3-selenium with apt-get"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver python3-selenium; \
@@ -61,7 +63,7 @@ browser-tools:
 test-browser: browser-tools
 	$(SWIFT) build
 	@if [ -f Tests/browser/run.py ]; then \
-		python3 Tests/browser/run.py --jobrunner .build/debug/jobrunner --out .build/screenshots; \
+		$(BROWSER_PYTHON) Tests/browser/run.py --jobrunner .build/debug/jobrunner --out .build/screenshots; \
 	else \
 		echo "Tests/browser/run.py is not there yet: no browser test to run"; \
 	fi

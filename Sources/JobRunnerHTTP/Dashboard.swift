@@ -16,13 +16,11 @@ public struct Dashboard: Service {
 
     /// - Parameters:
     ///   - operator: the actions; nil refuses every one, as `--http-read-only` does.
-    ///   - trigger: starts an occurrence of a periodic job now and says what it did (SPEC 5.12);
-    ///     nil: not available here (501).
     ///   - pages: renders the HTML pages; nil: the pages are not available (404 with a sentence).
     ///   - listening: called with the URL once the server listens (the real port for port 0).
     public init(
         reader: ReadModel, operator: Operator?, settings: DashboardSettings, metrics: DashboardMetrics,
-        trigger: TriggerAction? = nil, pages: (any PageRendering)? = nil, logger: Logger,
+        pages: (any PageRendering)? = nil, logger: Logger,
         listening: @escaping @Sendable (String) -> Void
     ) {
         self.settings = settings
@@ -34,7 +32,7 @@ public struct Dashboard: Service {
             hub: EventHub(
                 reader: reader, capacity: settings.eventBuffer,
                 onEvent: { await metrics.record($0, reader: reader) }),
-            trigger: trigger, pages: pages)
+            pages: pages)
     }
 
     /// The application, for tests that drive it in process.
@@ -65,6 +63,7 @@ public struct Dashboard: Service {
         hub.start(after: latest)
         await metrics.load(from: reader)
         let application = application()
+        let (shutdown, beginShutdown) = AsyncStream<Void>.makeStream()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await hub.follow() }
             group.addTask {
@@ -73,17 +72,30 @@ public struct Dashboard: Service {
                     hub.beat()
                 }
             }
-            defer { group.cancelAll() }
-            // Its own service group follows this one's graceful shutdown.
-            try await application.run()
+            // Its own service group follows this one's graceful shutdown, which waits for the
+            // requests under way: the event streams, which never end by themselves, are ended.
+            group.addTask { try await application.run() }
+            group.addTask {
+                for await _ in shutdown { break }
+                guard !Task.isCancelled else { return }
+                // The streams end once they have had the events committed so far (the run's
+                // last ones), or after 2 s whatever happens; a connection still open 3 s later
+                // (a client that stopped reading) is cut: the server is cancelled.
+                if let latest = try? await reader.latestEventSequence() { hub.close(after: latest) }
+                try? await Task.sleep(for: .seconds(2))
+                hub.close()
+                try? await Task.sleep(for: .seconds(3))
+            }
+            try await withGracefulShutdownHandler {
+                // The first to end: the application, or the shutdown's deadline.
+                _ = try await group.next()
+            } onGracefulShutdown: {
+                beginShutdown.yield()
+            }
+            group.cancelAll()
         }
     }
 }
-
-/// Starts an occurrence of a periodic job now (SPEC 5.12), saying what it did.
-public typealias TriggerAction =
-    @Sendable (_ jobID: String, _ say: @Sendable (Operator.Line) -> Void) async
-    -> Operator.Outcome
 
 /// Renders the HTML pages (JobRunnerPages, through the command line): a whole document, or nil
 /// for no such run, job or attempt.

@@ -20,11 +20,11 @@ extension DashboardResponder {
         case 1 where rest[0] == "runs":
             var limit = 20
             if let text = query["limit"] {
-                guard let value = Int(text), value >= 1 else {
+                guard let value = Int(text), (1...10_000).contains(value) else {
                     return Self.error(
-                        .badRequest, "limit must be a whole number of at least 1, not '\(text)'")
+                        .badRequest, "limit must be a whole number from 1 to 10000, not '\(text)'")
                 }
-                limit = min(value, 10_000)
+                limit = value
             }
             return try await runs(limit: limit, job: query["job"].map(String.init))
         case 2 where rest[0] == "runs":
@@ -46,7 +46,9 @@ extension DashboardResponder {
         guard let id else {
             return Self.json(.ok, Array("{\"run\": null, \"jobs\": [], \"pipelines\": []}\n".utf8))
         }
-        guard let view = try await reader.runView(runID: id, all: true, countsUnlisted: false) else {
+        guard Self.usable(id),
+            let view = try await reader.runView(runID: id, all: true, countsUnlisted: false)
+        else {
             return Self.error(.notFound, "no run '\(id)'")
         }
         // Written as it is made, in pieces: a 100,000-job run is never one buffer.
@@ -58,13 +60,12 @@ extension DashboardResponder {
             }
             try await writer.finish(nil)
         }
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: body)
+        return Response(status: .ok, headers: Self.jsonHeaders, body: body)
     }
 
     /// `runs --json` as one array, newest first; `job` keeps one periodic job's occurrences.
     private func runs(limit: Int, job: String?) async throws -> Response {
-        var entries = try await reader.recentRuns(limit: job == nil ? limit : Int.max)
-        if let job { entries = Array(entries.filter { $0.run.occurrenceOf == job }.prefix(limit)) }
+        let entries = try await reader.recentRuns(limit: limit, job: job)
         return Self.json(.ok, Array(RunsJSON.array(entries).utf8))
     }
 
@@ -72,7 +73,7 @@ extension DashboardResponder {
     private func log(runID: String, jobID: String, attempt number: Int, request: Request) async throws
         -> Response
     {
-        guard let snapshot = try await reader.snapshot(runID: runID) else {
+        guard Self.usable(runID), let snapshot = try await reader.snapshot(runID: runID) else {
             return Self.error(.notFound, "no run '\(runID)'")
         }
         guard snapshot.jobs[jobID] != nil else {

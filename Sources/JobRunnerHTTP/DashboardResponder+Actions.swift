@@ -36,6 +36,15 @@ extension DashboardResponder {
             return Self.error(
                 .notFound, "no such action: POST \(request.uri.path) (see /api/v1/openapi.json)")
         }
+        let names: [String] =
+            switch target {
+            case .job(let run, let job, _): [run, job]
+            case .pipeline(let name, _): [name]
+            case .trigger(let job): [job]
+            }
+        if let unusable = names.first(where: { !Self.usable($0) }) {
+            return Self.error(.notFound, "no run, job or pipeline '\(unusable)'")
+        }
         var request = request
         let isForm =
             request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded")
@@ -63,12 +72,7 @@ extension DashboardResponder {
             outcome =
                 suspend ? await `operator`.suspend(name, say: say) : await `operator`.resume(name, say: say)
         case .trigger(let job):
-            guard let trigger else {
-                return Self.error(
-                    .notImplemented,
-                    "trigger is not available in this build (jobrunner trigger JOB, SPEC 5.12)")
-            }
-            outcome = await trigger(job, say)
+            outcome = await `operator`.trigger([job], say: say)
         }
         let said = lines.withLock { $0 }
         let messages = said.compactMap { if case .message(let text) = $0 { text } else { nil } }
@@ -82,8 +86,8 @@ extension DashboardResponder {
             }
         if isForm {
             let text = status == .ok ? messages.joined(separator: "; ") : problems.joined(separator: "; ")
-            return Response.redirect(to: Self.returnPath(form["return"], message: text), type: .found)
-                .withStatus(.seeOther)
+            // 303 See Other: the browser fetches the page again with GET.
+            return Response.redirect(to: Self.returnPath(form["return"], message: text), type: .normal)
         }
         if status == .ok {
             return Self.json(
@@ -124,15 +128,6 @@ extension DashboardResponder {
         let allowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))
         let encoded = message.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
         return target + (target.contains("?") ? "&" : "?") + "message=" + encoded
-    }
-}
-
-extension Response {
-    /// The response with another status.
-    func withStatus(_ status: HTTPResponse.Status) -> Response {
-        var response = self
-        response.status = status
-        return response
     }
 }
 

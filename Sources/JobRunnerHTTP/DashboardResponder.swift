@@ -15,7 +15,6 @@ struct DashboardResponder: HTTPResponder {
     let access: Access
     let metrics: DashboardMetrics
     let hub: EventHub
-    let trigger: TriggerAction?
     let pages: (any PageRendering)?
 
     /// What every page carries (web-contract): no inline script or style, nothing framed.
@@ -29,28 +28,52 @@ struct DashboardResponder: HTTPResponder {
         }
         guard access.allows(request) else {
             if request.method == .get, path.first != "api", path.first != "events", path.first != "metrics" {
-                return Response.redirect(to: "/login", type: .normal)
+                return Response.redirect(to: "/login", type: .found)
             }
             return Self.error(
                 .unauthorized,
                 "this dashboard needs its token: send Authorization: Bearer TOKEN, or sign in at /login")
         }
+        let allowed: [HTTPRequest.Method] =
+            path == ["login"] ? [.get, .head, .post] : Self.isAction(path) ? [.post] : [.get, .head]
+        guard allowed.contains(request.method) else {
+            var response = Self.error(
+                .methodNotAllowed,
+                "\(request.method) is not served at \(request.uri.path): it takes \(allowed.map(\.rawValue).joined(separator: ", "))"
+            )
+            response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            return response
+        }
         do {
-            switch (request.method, path.first) {
-            case (.get, "api"), (.head, "api"): return try await api(request, path: Array(path.dropFirst()))
-            case (.post, "api"): return try await action(request, path: Array(path.dropFirst()))
-            case (.get, "events"): return events(request)
-            case (.get, "metrics"): return await metricsResponse()
-            case (.get, "assets"): return asset(path)
-            case (.get, _): return try await page(request, path: path)
-            case (.post, _), (.put, _), (.delete, _), (.patch, _):
-                return Self.error(.methodNotAllowed, "only the actions under /api/v1 take a POST")
-            default:
-                return Self.error(.methodNotAllowed, "\(request.method) is not served here")
+            switch path.first {
+            case "api" where request.method == .post:
+                return try await action(request, path: Array(path.dropFirst()))
+            case "api": return try await api(request, path: Array(path.dropFirst()))
+            case "events": return events(request)
+            case "metrics": return await metricsResponse()
+            case "assets": return asset(path)
+            default: return try await page(request, path: path)
             }
         } catch let error as StoreError {
             return Self.error(.internalServerError, "the store could not be read: \(error)")
         }
+    }
+
+    /// Whether `path` is an action's (POST only).
+    static func isAction(_ path: [String]) -> Bool {
+        guard path.count >= 2, path[0] == "api", path[1] == "v1" else { return false }
+        let rest = path.dropFirst(2)
+        switch (rest.first, rest.count, rest.last) {
+        case ("runs", 5, "retry"), ("runs", 5, "skip"), ("runs", 5, "cancel"): return path[4] == "jobs"
+        case ("pipelines", 3, "suspend"), ("pipelines", 3, "resume"), ("jobs", 3, "trigger"): return true
+        default: return false
+        }
+    }
+
+    /// Whether `id` can name a run, job or pipeline at all (the store's keys have a length
+    /// limit): one that cannot is unknown (404) without a look.
+    static func usable(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 200
     }
 
     /// The path's parts, percent-decoded, without empty ones.
@@ -63,9 +86,14 @@ struct DashboardResponder: HTTPResponder {
     /// A JSON body.
     static func json(_ status: HTTPResponse.Status = .ok, _ body: some Sequence<UInt8>) -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            status: status, headers: jsonHeaders, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
+
+    /// The headers of every JSON answer.
+    static let jsonHeaders: HTTPFields = [
+        .contentType: "application/json; charset=utf-8", .xContentTypeOptions: "nosniff",
+        .cacheControl: "no-store",
+    ]
 
     /// `{"error": message}`.
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
@@ -165,4 +193,5 @@ struct DashboardResponder: HTTPResponder {
 extension HTTPField.Name {
     static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
+    static let allow = HTTPField.Name("Allow")!
 }

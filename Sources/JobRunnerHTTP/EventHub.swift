@@ -47,6 +47,10 @@ public final class EventHub: Sendable {
     private struct State {
         var last: UInt64
         var clients: [ObjectIdentifier: Subscription] = [:]
+        /// Closed for the server's shutdown: every stream ends, and new ones end at once.
+        var closed = false
+        /// Close once the event with this number is handed out.
+        var closeAt: UInt64?
     }
 
     private let reader: ReadModel
@@ -79,7 +83,11 @@ public final class EventHub: Sendable {
     public func subscribe() -> Subscription {
         state.withLock { state in
             let subscription = Subscription(joinedAfter: state.last, capacity: capacity)
-            state.clients[ObjectIdentifier(subscription)] = subscription
+            if state.closed {
+                subscription.continuation.finish()
+            } else {
+                state.clients[ObjectIdentifier(subscription)] = subscription
+            }
             return subscription
         }
     }
@@ -108,6 +116,28 @@ public final class EventHub: Sendable {
         for client in clients { client.continuation.finish() }
     }
 
+    /// Ends every client's stream, now and from now on: the server shuts down, and open event
+    /// streams would otherwise keep it waiting for their requests to end.
+    public func close() {
+        let clients = state.withLock { state in
+            state.closed = true
+            defer { state.clients = [:] }
+            return Array(state.clients.values)
+        }
+        for client in clients { client.continuation.finish() }
+    }
+
+    /// Closes once every event up to `sequence` (the store's latest when the server shuts down)
+    /// is handed out, so that the clients see the run's last events before their streams end.
+    public func close(after sequence: UInt64) {
+        let now = state.withLock { state in
+            if state.last >= sequence { return true }
+            state.closeAt = sequence
+            return false
+        }
+        if now { close() }
+    }
+
     /// Sends a heartbeat to every client.
     public func beat() { deliver(.heartbeat, sequence: nil) }
 
@@ -118,5 +148,6 @@ public final class EventHub: Sendable {
             for (id, client) in state.clients where !client.offer(item) { dropped.append(id) }
             for id in dropped { state.clients.removeValue(forKey: id) }
         }
+        if let sequence, state.withLock({ $0.closeAt.map { sequence >= $0 } ?? false }) { close() }
     }
 }

@@ -26,7 +26,7 @@ struct ConductorDriver {
         pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil, serve: Bool = true,
         retention: RetentionPolicy = RetentionPolicy(), records: [String: ScheduleRecord] = [:],
         finished: [RunRecord] = [], unfinished: [(Occurrence, RunSnapshot)] = [], online: Bool = true,
-        seed: UInt64 = 1, at start: Date = ConductorDriver.origin
+        triggers: [OperatorRequest] = [], seed: UInt64 = 1, at start: Date = ConductorDriver.origin
     ) {
         now = start
         let workload = Workload(
@@ -46,7 +46,7 @@ struct ConductorDriver {
         for run in finished { runs[run.id] = run }
         schedules = records
         keep(opening)
-        keep(conductor.open(resuming: unfinished, now: start))
+        keep(conductor.open(resuming: unfinished, requests: triggers, now: start))
         last = history.reduce(into: Decision()) { $0.append($1) }
     }
 
@@ -83,6 +83,11 @@ struct ConductorDriver {
     mutating func send(_ input: ConductorInput) -> Decision {
         keep(conductor.handle(input, now: now))
         return last
+    }
+
+    /// A `jobrunner trigger` of `jobID` asked for at `offset` (the date does not move).
+    static func trigger(_ jobID: String, at offset: TimeInterval, id: UInt64 = 1) -> OperatorRequest {
+        OperatorRequest(id: id, kind: .trigger, jobID: jobID, requestedAt: date(offset))
     }
 
     /// Moves the date to `offset` seconds after the origin and says time passed.

@@ -95,6 +95,8 @@ import Testing
         for path in [
             "/api/v1/runs/nope", "/api/v1/runs/\(id)/jobs/nope/attempts/1/log",
             "/api/v1/runs/\(id)/jobs/hello/attempts/9/log", "/api/v1/nothing",
+            // Ids the store cannot even look up (an empty key, one longer than a key may be).
+            "/api/v1/status?run=", "/api/v1/runs/" + String(repeating: "x", count: 600),
         ] {
             let answer = try await request(server.port, "GET", path)
             #expect(answer.status == 404, "\(path)")
@@ -150,7 +152,13 @@ import Testing
         #expect(resume.body.contains("pipeline main resumed"))
         let again = try await request(server.port, "POST", "/api/v1/pipelines/main/resume")
         #expect(again.status == 409)
-        #expect(try await request(server.port, "GET", "/api/v1/pipelines/main/resume").status == 404)
+        // An action takes POST only; another method is told which (405 with Allow).
+        let get = try await request(server.port, "GET", "/api/v1/pipelines/main/resume")
+        #expect(get.status == 405)
+        #expect(get.headers["allow"] == "POST")
+        let put = try await request(server.port, "PUT", "/api/v1/status")
+        #expect(put.status == 405)
+        #expect(put.headers["allow"] == "GET, HEAD")
     }
 
     @Test func formsNeedTheCSRFTokenAndOtherSitesAreRefused() async throws {
@@ -194,7 +202,14 @@ import Testing
         let place = try await Self.ranPlace()
         let server = try await place.web()
         defer { Task { await server.stop() } }
-        for path in ["/", "/runs", "/runs/nope"] {
+        let id = try await Self.runID(server.port)
+        // The run page shows `hello`'s output `<script>alert(1)</script>`: as text.
+        let runPage = try await request(server.port, "GET", "/runs/\(id)")
+        #expect(runPage.status == 200)
+        #expect(runPage.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "\(runPage.body)")
+        for path in [
+            "/", "/runs", "/runs/nope", "/runs/\(id)", "/runs/\(id)/jobs/hello/attempts/1", "/login",
+        ] {
             let page = try await request(server.port, "GET", path)
             #expect(
                 page.headers["content-security-policy"]
@@ -247,5 +262,35 @@ import Testing
         }
         #expect(!names.isEmpty)
         #expect(names.allSatisfy { $0.hasPrefix("jobrunner_") }, "\(names)")
+    }
+}
+
+/// `POST /api/v1/jobs/ID/trigger`: `jobrunner trigger` through the API.
+@Suite struct TriggerRouteTests {
+    @Test func aTriggerWithNoRunnerIsStoredAndAnUnknownJobIs404() async throws {
+        let place = try Place(files: [
+            "main.yaml": """
+            version: 1
+            jobs:
+              once:
+                run: echo once
+              tick:
+                every: 1h
+                run: echo tick
+            """
+        ])
+        // The first run schedules `tick` (its first occurrence is due at once).
+        let ran = try await place.run(["run", place.jobs, "--progress", "none"])
+        #expect(ran.status == 0, "\(ran.stderr)")
+        let server = try await place.web()
+        defer { Task { await server.stop() } }
+        let trigger = try await request(server.port, "POST", "/api/v1/jobs/tick/trigger")
+        #expect(trigger.status == 200, "\(trigger.body)")
+        #expect(trigger.body.contains("stored: no runner works on"), "\(trigger.body)")
+        let oneShot = try await request(server.port, "POST", "/api/v1/jobs/once/trigger")
+        #expect(oneShot.status == 404, "\(oneShot.body)")
+        let unknown = try await request(server.port, "POST", "/api/v1/jobs/tik/trigger")
+        #expect(unknown.status == 404)
+        #expect(unknown.body.contains("tick"), "a did-you-mean: \(unknown.body)")
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import JobRunnerCore
 import Testing
 
@@ -47,5 +48,25 @@ import Testing
         #expect(hub.subscribe().joinedAfter == 41)
         hub.deliver(.event(Self.event(42)), sequence: 42)
         #expect(hub.subscribe().joinedAfter == 42)
+    }
+}
+
+/// The hub's end at shutdown: the clients get the events committed so far, then their streams end.
+@Suite struct EventHubClosingTests {
+    @Test func closingWaitsForTheEventsCommittedSoFar() async {
+        let hub = EventHubTests.hub(capacity: 8)
+        let client = hub.subscribe()
+        hub.deliver(.event(EventHubTests.event(1)), sequence: 1)
+        hub.close(after: 3)
+        hub.deliver(.event(EventHubTests.event(2)), sequence: 2)
+        hub.deliver(.event(EventHubTests.event(3)), sequence: 3)
+        hub.deliver(.event(EventHubTests.event(4)), sequence: 4)
+        var seen: [UInt64] = []
+        for await item in client.items { if case .event(let event) = item { seen.append(event.sequence) } }
+        #expect(seen == [1, 2, 3])
+        #expect(!client.dropped)
+        // A client that comes after the end gets a stream that has ended.
+        var late = hub.subscribe().items.makeAsyncIterator()
+        #expect(await late.next() == nil)
     }
 }

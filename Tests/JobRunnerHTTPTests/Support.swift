@@ -63,7 +63,13 @@ final class Place: Sendable {
 
     /// Starts `jobrunner web --http 0` (and more) and waits for the line that says its URL.
     func web(_ more: [String] = [], environment: [String: String] = [:]) async throws -> Server {
-        let started = try start(["web", "--http", "0"] + more, environment: environment)
+        try await listen(["web", "--http", "0"] + more, environment: environment)
+    }
+
+    /// Starts `jobrunner` with `arguments` (which ask for `--http 0`) and waits for the line that
+    /// says its URL.
+    func listen(_ arguments: [String], environment: [String: String] = [:]) async throws -> Server {
+        let started = try start(arguments, environment: environment)
         let port = await Task.detached { () -> Int? in
             let handle = started.stderr.fileHandleForReading
             var text = ""
@@ -107,6 +113,14 @@ struct Server: Sendable {
     func stop() async {
         started.process.terminate()
         await Task.detached { started.process.waitUntilExit() }.value
+    }
+
+    /// Waits for the process to end by itself: its exit status.
+    func exitStatus() async -> Int32 {
+        await Task.detached {
+            started.process.waitUntilExit()
+            return started.process.terminationStatus
+        }.value
     }
 }
 

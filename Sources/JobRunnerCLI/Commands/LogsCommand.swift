@@ -59,9 +59,18 @@ struct LogsCommand: AsyncParsableCommand {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
-        let (store, snapshot) = try await openRun(stateDirectory, runID: runID)
+        let (store, current) = try await openRun(stateDirectory, runID: runID)
         defer { store.close() }
         let reader = store.reader
+        var snapshot = current
+        // A periodic job is in none of the runs of one-shot jobs: its latest occurrence that ran
+        // is meant (SPEC 5.12).
+        if runID == nil, let job, snapshot.jobs[job] == nil,
+            let (latest, ran) = (try? await reader.latestOccurrence(of: job)) ?? nil, ran,
+            let occurrence = (try? await reader.snapshot(runID: latest.id)) ?? nil
+        {
+            snapshot = occurrence
+        }
         guard let job else {
             if snapshot.attempts.isEmpty, let words = OccurrenceWords.withoutAttempt(snapshot.run) {
                 printError("jobrunner: " + words)

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import JobRunnerCore
 
-/// `jobrunner runs [--json] [--limit N]`: the history, newest first.
+/// `jobrunner runs [--json] [--limit N] [--job ID]`: the history, newest first.
 struct RunsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "runs",
@@ -19,6 +19,13 @@ struct RunsCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Show at most this many runs.", valueName: "n"))
     var limit: Int = 20
 
+    @Option(
+        name: .customLong("job"),
+        help: ArgumentHelp(
+            "Only the runs of this job: a periodic job's occurrences, or the runs that hold a one-shot job.",
+            valueName: "id"))
+    var job: String?
+
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
     }
@@ -33,7 +40,7 @@ struct RunsCommand: AsyncParsableCommand {
             let store = try stateDirectory.openForReading()
             defer { store.close() }
             var rows: [[String]] = []
-            for entry in try await store.reader.recentRuns(limit: limit) {
+            for entry in try await store.reader.recentRuns(limit: limit, job: job) {
                 if json {
                     print(Self.json(entry.run, counts: entry.counts))
                 } else {
@@ -57,8 +64,10 @@ struct RunsCommand: AsyncParsableCommand {
     static func row(_ run: RunRecord, counts: [JobState: Int]) -> [String] {
         let took = run.finishedAt.map { Timestamps.elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
         let of =
-            run.occurrenceOf.map { job in "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")" }
-            ?? "jobs"
+            run.occurrenceOf.map { job in
+                "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")"
+                    + (run.manual == true ? " (trigger)" : "")
+            } ?? "jobs"
         return [run.id, of, run.state.rawValue, Timestamps.clock(run.startedAt), took, summary(counts)]
     }
 

@@ -43,7 +43,8 @@ final class PlainProgress: RunObserver, Sendable {
 
     /// The words for one event, or nil for events that only the events file carries.
     static func line(for event: RunEvent) -> String? {
-        let job = event.job ?? ""
+        // An occurrence is named with its scheduled time: `tick @ 19:07:15` (SPEC 5.12).
+        let job = (event.job ?? "") + (event.occurrence.map { " @ " + Timestamps.clock($0) } ?? "")
         let attempt = event.attempt.map { " (attempt \($0))" } ?? ""
         func pad(_ word: String) -> String { word + String(repeating: " ", count: max(0, 12 - word.count)) }
         switch event.kind {
@@ -62,7 +63,9 @@ final class PlainProgress: RunObserver, Sendable {
         case .blocked: return pad("blocked") + job + (event.reason.map { ": \($0)" } ?? "")
         case .cancelled: return pad("cancelled") + job + (event.reason.map { ": \($0)" } ?? "")
         case .interrupted: return pad("interrupted") + job + attempt + (event.reason.map { ": \($0)" } ?? "")
-        case .disabled: return pad("disabled") + job + (event.reason.map { ": \($0)" } ?? "")
+        // A start refused because the job's occurrence runs: the occurrence is skipped (the
+        // event keeps its name, `disabled`, SPEC 5.10).
+        case .disabled: return pad("skipped") + job + (event.reason.map { ": \($0)" } ?? "")
         case .suspended:
             // Offline suspensions carry the reason `internet`; an operator's carries none.
             let pipeline = event.pipeline ?? ""

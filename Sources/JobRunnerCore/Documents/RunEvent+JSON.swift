@@ -11,6 +11,11 @@ extension RunEvent {
         json.string(run)
         json.member(raw: #", "job": "#, job)
         json.member(raw: #", "attempt": "#, attempt)
+        if let occurrence {
+            json.raw(#", "scheduledAt": ""#)
+            ISOTimestamp.withISO(occurrence) { json.raw($0) }
+            json.raw(#"""#)
+        }
         json.member(raw: #", "event": "#, kind.rawValue)
         json.member(raw: #", "pipeline": "#, pipeline)
         json.member(raw: #", "reason": "#, reason)

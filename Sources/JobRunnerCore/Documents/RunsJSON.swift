@@ -12,7 +12,8 @@ public enum RunsJSON {
         }
         return "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
             + "\"occurrenceOf\": \(run.occurrenceOf.map(JSONValue.quote) ?? "null"), "
-            + "\"scheduledAt\": \(date(run.scheduledAt)), \"startedAt\": \(date(run.startedAt)), "
+            + "\"scheduledAt\": \(date(run.scheduledAt)), \"manual\": \(run.manual == true), "
+            + "\"startedAt\": \(date(run.startedAt)), "
             + "\"finishedAt\": \(date(run.finishedAt)), \"counts\": {\(countsJSON.joined(separator: ", "))}}"
     }
 

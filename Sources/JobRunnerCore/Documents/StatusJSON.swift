@@ -57,9 +57,27 @@ public enum StatusJSON {
             json.nullable("lastRun", record.lastRunID)
             date("lastScheduledAt", record.lastScheduled)
             date("nextDueAt", record.nextDue)
+            json.key("underWay")
+            if let occurrence = view.underWay[record.jobID] {
+                json.beginObject()
+                json.nullable("run", occurrence.runID)
+                date("scheduledAt", occurrence.scheduledAt)
+                json.member("manual", occurrence.manual)
+                json.nullable("state", (occurrence.job?.state ?? .waiting).rawValue)
+                // With no run yet, it is queued (behind the running one, or for its needs).
+                let reason = occurrence.job == nil ? "queued" : occurrence.job?.reason?.words
+                json.nullable("reason", reason)
+                json.nullable("attempts", occurrence.job?.record.attempts ?? 0)
+                json.endObject()
+            } else {
+                json.null()
+            }
             json.endObject()
         }
         json.endArray()
+        json.newline()
+        // Whether a runner works on the state directory: periodic jobs fire only then.
+        json.nullable("runnerPID", view.runnerPID)
         json.endObject()
         json.newline()
         write(json.drain())

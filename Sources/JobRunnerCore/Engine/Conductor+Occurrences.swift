@@ -35,7 +35,8 @@ extension Conductor {
                 .emit(
                     RunEvent(
                         time: now, run: run.id, job: occurrence.jobID, kind: .disabled,
-                        reason: "the last occurrence still runs")))
+                        reason: "the previous occurrence still runs (overlap: skip)",
+                        occurrence: occurrence.scheduledAt)))
         }
     }
 
@@ -86,6 +87,7 @@ extension Conductor {
             jobIDs: [occurrence.jobID], runnerPID: options.runnerPID)
         run.occurrenceOf = occurrence.jobID
         run.scheduledAt = occurrence.scheduledAt
+        if occurrence.manual { run.manual = true }
         var job = JobRecord(jobID: occurrence.jobID, pipeline: definition(occurrence.jobID)?.pipeline ?? "")
         job.state = .blocked
         job.reason = .ended(.blockedBy(need))
@@ -94,7 +96,8 @@ extension Conductor {
         decision.effects.append(
             .emit(
                 RunEvent(
-                    time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words))
+                    time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words,
+                    occurrence: occurrence.scheduledAt))
         )
         failedOccurrences += 1
         // It ended as it was decided: the job's next occurrences are not held behind it.

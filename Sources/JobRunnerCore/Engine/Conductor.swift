@@ -87,6 +87,9 @@ public struct Conductor {
     public internal(set) var failedOccurrences = 0
     /// Whether a stop was asked for.
     public internal(set) var stopped = false
+    /// The requests about periodic jobs taken: one read twice (two looks at the store before the
+    /// commit that deletes it) is applied once.
+    var takenPeriodicRequests = Set<UInt64>()
     /// Where each new occurrence's scheduler draws its jitter from: a seed taken from here.
     var random: AnyRandomSource
     /// What the input being handled decided so far.
@@ -164,9 +167,13 @@ public struct Conductor {
 
     // MARK: Inputs
 
-    /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
-    /// timetable says is due now.
-    public mutating func open(resuming unfinished: [(Occurrence, RunSnapshot)], now: Date) -> Decision {
+    /// Resumes occurrences a dead or stopped runner left unfinished, then starts the occurrences
+    /// `jobrunner trigger` asked for while no runner was there (first, SPEC 5.12), then takes what
+    /// the timetable says is due now.
+    public mutating func open(
+        resuming unfinished: [(Occurrence, RunSnapshot)], requests: [OperatorRequest] = [],
+        finished: [String: RunSnapshot] = [:], now: Date
+    ) -> Decision {
         for (occurrence, snapshot) in unfinished {
             guard let definition = definition(occurrence.jobID) else { continue }
             let (scheduler, resumed) = Scheduler.resume(
@@ -177,6 +184,7 @@ public struct Conductor {
             track(snapshot.run.id, occurrence, scheduler)
             decision.append(resumed)
         }
+        takePeriodicRequests(requests, finished: finished, now: now)
         tickTimetable(now: now)
         return finish(now: now)
     }
@@ -199,6 +207,8 @@ public struct Conductor {
             for runID in satisfying.removeValue(forKey: name) ?? [] {
                 take([.satisfyEnded(constraint: name, outcome)], in: runID, now: now)
             }
+        case .periodicRequests(let requests, let finished):
+            takePeriodicRequests(requests, finished: finished, now: now)
         case .suspensions(let counts):
             takeEverywhere([.suspensions(counts)], now: now)
         case .tick:

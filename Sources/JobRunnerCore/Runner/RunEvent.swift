@@ -20,12 +20,16 @@ public struct RunEvent: Sendable, Hashable {
     public var value: String?
     public var state: String?
     public var pipeline: String?
+    /// For an event of a periodic job's occurrence: its scheduled date, so a line names the
+    /// occurrence (`tick @ 19:07:15`, SPEC 5.12).
+    public var occurrence: Date?
 
     public init(
         time: Date, run: String, job: String? = nil, attempt: Int? = nil, kind: Kind,
         reason: String? = nil, exitCode: Int32? = nil, delay: Duration? = nil, key: String? = nil,
-        value: String? = nil, state: String? = nil, pipeline: String? = nil
+        value: String? = nil, state: String? = nil, pipeline: String? = nil, occurrence: Date? = nil
     ) {
+        self.occurrence = occurrence
         self.time = time
         self.run = run
         self.job = job

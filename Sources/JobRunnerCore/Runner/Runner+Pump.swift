@@ -85,9 +85,14 @@ extension Runner {
 
         /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
         /// timetable says is due now.
-        func start(opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)]) {
+        func start(
+            opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)],
+            requests: [OperatorRequest], finished: [String: RunSnapshot]
+        ) {
             submit(decision)
-            submit(conductor.open(resuming: unfinished, now: runner.clock.now()))
+            submit(
+                conductor.open(
+                    resuming: unfinished, requests: requests, finished: finished, now: runner.clock.now()))
             rearmTimer()
             flushIfDue()
         }
@@ -142,6 +147,8 @@ extension Runner {
                 stop(signal)
             case .reload(let reloaded, let periodic):
                 decide(.reload(reloaded, periodic))
+            case .periodicRequests(let requests, let finished):
+                if stopSignal == nil { decide(.periodicRequests(requests, finished: finished)) }
             case .paced(let number):
                 // Over, whatever the clocks say: no other message may come to end it.
                 if freshWait?.alarm == number { freshWait?.until = .now }
@@ -395,6 +402,9 @@ extension Runner {
                 do {
                     let suspended = try await store.pipelines().mapValues(\.suspended)
                     mailbox.yield(.broadcast(.suspensions(suspended)))
+                    let (requests, finished) = try await Runner.readPeriodicRequests(
+                        store, underWay: Set(runIDs))
+                    if !requests.isEmpty { mailbox.yield(.periodicRequests(requests, finished: finished)) }
                     for runID in runIDs {
                         let requests = try await store.requests(runID: runID)
                         if !requests.isEmpty {

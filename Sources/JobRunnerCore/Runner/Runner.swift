@@ -80,6 +80,9 @@ public final class Runner: Sendable {
         case stop(Int32)
         /// New definitions (`serve` reloading its files) and the periodic jobs among them.
         case reload(Workload, [Timetable.Job])
+        /// The requests about periodic jobs as the store holds them now, with the finished
+        /// occurrence runs they name.
+        case periodicRequests([OperatorRequest], finished: [String: RunSnapshot])
         /// The wait of ``CommitPacing`` for fresh attempts is over: the alarm with this number
         /// rang.
         case paced(Int)
@@ -216,6 +219,9 @@ public final class Runner: Sendable {
                 finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
                 totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
         let schedules = try await queueStore.schedules()
+        // Asked for while no runner was there: started first (SPEC 5.12).
+        let (requests, finished) = try await Self.readPeriodicRequests(
+            queueStore, underWay: Set(unfinished.map(\.1.run.id)))
         await readEarlierOutputs(schedules)
         let conductor = Conductor(
             main: consume scheduler, timetable: Timetable(jobs: periodic, records: schedules),
@@ -229,7 +235,7 @@ public final class Runner: Sendable {
         let pump = Pump(runner: self, conductor: conductor)
         let background = startBackgroundTasks(usesInternet: usesInternet)
         defer { for task in background { task.cancel() } }
-        pump.start(opening: opening, unfinished: unfinished)
+        pump.start(opening: opening, unfinished: unfinished, requests: requests, finished: finished)
         /// Hands one message to the pump; false once the pump is done.
         func deliver(_ message: Message) -> Bool {
             let stop = stopRequest.load(ordering: .relaxed)
@@ -277,6 +283,22 @@ public final class Runner: Sendable {
         // An unreadable store gives nothing rather than stopping, as an unreadable run did.
         let outputs = (try? await queueStore.outputs(of: jobs)) ?? [:]
         earlierOutputs.withLock { $0 = outputs }
+    }
+
+    /// The requests about periodic jobs (``OperatorRequest/periodicRequests``), and the stored
+    /// snapshots of the finished occurrence runs they name (those not in `underWay`).
+    static func readPeriodicRequests(_ store: any QueueStore, underWay: Set<String>) async throws(StoreError)
+        -> ([OperatorRequest], [String: RunSnapshot])
+    {
+        let requests = try await store.requests(runID: OperatorRequest.periodicRequests)
+        var finished: [String: RunSnapshot] = [:]
+        for request in requests {
+            guard let runID = request.runID, !underWay.contains(runID), finished[runID] == nil,
+                let snapshot = try await store.snapshot(runID: runID)
+            else { continue }
+            finished[runID] = snapshot
+        }
+        return (requests, finished)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only

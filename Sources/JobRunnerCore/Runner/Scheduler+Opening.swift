@@ -13,6 +13,7 @@ extension Scheduler {
             pipelineLimits: plan.pipelineLimits)
         run.occurrenceOf = occurrence?.jobID
         run.scheduledAt = occurrence?.scheduledAt
+        if occurrence?.manual == true { run.manual = true }
         var opening = Decision()
         // An occurrence is a run of its own, but `status` and the next `run` look first at the
         // run of the one-shot jobs.

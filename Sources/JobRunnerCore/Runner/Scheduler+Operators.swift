@@ -93,6 +93,8 @@ extension Scheduler {
                 "\(id) is \(record.state.rawValue); only a failed, blocked or cancelled job can be retried")
         case (.skip, _), (.cancel, _):
             return .refused("\(id) is already \(record.state.rawValue)")
+        case (.trigger, _):
+            return .refused("\(id) is no periodic job; `trigger` starts occurrences of periodic jobs")
         }
     }
 
