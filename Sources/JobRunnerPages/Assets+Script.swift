@@ -10,7 +10,10 @@ extension Assets {
           var main = document.getElementById("main");
           if (!main) { return; }
           var log = document.getElementById("log");
-          var lastRefresh = 0, refreshTimer = null, refreshing = false, again = false;
+          var lastRefresh = 0, refreshTimer = null, refreshing = false, again = false, heldUntil = 0;
+          function hold() { heldUntil = Date.now() + 1500; }
+          main.addEventListener("pointerdown", hold, true);
+          main.addEventListener("keydown", hold, true);
 
           function refresh() {
             if (refreshing) { again = true; return; }
@@ -32,7 +35,14 @@ extension Assets {
               .then(function (text) {
                 if (text === null) { return; }
                 var fresh = new DOMParser().parseFromString(text, "text/html").querySelector("main");
-                if (fresh) { swap(fresh); }
+                if (!fresh) { return; }
+                if (Date.now() < heldUntil) {
+                  // The reader is pressing a button: swapping it away now would lose the click.
+                  setTimeout(refresh, heldUntil - Date.now());
+                  return;
+                }
+                swap(fresh);
+                document.body.setAttribute("data-live", "ready");
               })
               .then(done, done);
           }
@@ -64,6 +74,12 @@ extension Assets {
               if (log) { logEvent(event); }
             };
             names.forEach(function (name) { source.addEventListener(name, onEvent); });
+            // What changed between the page's rendering and the stream's opening (or while it
+            // was cut off) came as no event: look once as soon as it is open.
+            source.addEventListener("open", function () {
+              refresh();
+              if (log) { pull(); }
+            });
           }
 
           // --- The log ---

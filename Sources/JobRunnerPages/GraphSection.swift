@@ -22,7 +22,7 @@ struct GraphSection {
     }
 
     func render(into html: inout HTML) {
-        let drawing = Self.drawing(of: detail.snapshot)
+        let drawing = Self.drawing(of: detail.snapshot, shown: detail.shownStates)
         if let note = drawing.note {
             html.raw("<p class=\"notice\">")
             html.text(note)
@@ -77,9 +77,10 @@ struct GraphSection {
     /// The nodes to draw: every job of a run of up to ``limit``; else the jobs that did not
     /// succeed with their direct needs and dependents, when that is at most ``limit``; else one
     /// node per pipeline.
-    static func drawing(of snapshot: RunSnapshot) -> Drawing {
+    /// - Parameter shown: each job's state as `status` shows it.
+    static func drawing(of snapshot: RunSnapshot, shown: [String: JobState]) -> Drawing {
         let ids = snapshot.run.jobIDs.filter { snapshot.jobs[$0] != nil }
-        if ids.count <= limit { return jobs(ids, of: snapshot, note: nil) }
+        if ids.count <= limit { return jobs(ids, of: snapshot, shown: shown, note: nil) }
         let focus = ids.filter { snapshot.jobs[$0]?.state != .succeeded }
         if !focus.isEmpty {
             var chosen = Set(focus)
@@ -95,7 +96,7 @@ struct GraphSection {
             }
             if chosen.count <= limit {
                 return jobs(
-                    ids.filter(chosen.contains), of: snapshot,
+                    ids.filter(chosen.contains), of: snapshot, shown: shown,
                     note:
                         "The run has \(ids.count) jobs, too many to draw one by one: the graph shows the \(focus.count) that did not succeed and the jobs next to them (\(chosen.count) in all)."
                 )
@@ -104,7 +105,9 @@ struct GraphSection {
         return pipelines(ids, of: snapshot)
     }
 
-    private static func jobs(_ ids: [String], of snapshot: RunSnapshot, note: String?) -> Drawing {
+    private static func jobs(
+        _ ids: [String], of snapshot: RunSnapshot, shown: [String: JobState], note: String?
+    ) -> Drawing {
         var index: [String: Int] = [:]
         for (position, id) in ids.enumerated() { index[id] = position }
         var edges: [(from: Int, to: Int)] = []
@@ -112,7 +115,7 @@ struct GraphSection {
         var titles: [String] = []
         for (position, id) in ids.enumerated() {
             let record = snapshot.jobs[id]
-            let state = record?.state.rawValue ?? "pending"
+            let state = (shown[id] ?? record?.state)?.rawValue ?? "pending"
             states.append(state)
             titles.append("\(id): \(state)" + (record?.reason.map { " (\($0.words))" } ?? ""))
             for need in record?.needs ?? [] {

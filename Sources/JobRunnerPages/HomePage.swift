@@ -76,8 +76,7 @@ struct HomePage {
     }
 
     private func counts(_ view: RunView, into html: inout HTML) {
-        var counts: [JobState: Int] = [:]
-        for state in view.overview.states.values { counts[state, default: 0] += 1 }
+        let counts = view.shownCounts
         html.raw("<section><h2>Current run ")
         context.link(Paths.runPage(view.run.id), view.run.id, into: &html)
         html.raw(" ")

@@ -18,9 +18,9 @@ enum LogReader {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return Tail(bytes: [], start: 0, size: 0) }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return Tail(bytes: [], start: 0, size: 0) }
-        let size = UInt64(max(0, info.st_size))
+        let end = lseek(fd, 0, SEEK_END)
+        guard end >= 0 else { return Tail(bytes: [], start: 0, size: 0) }
+        let size = UInt64(end)
         var start = size > limit ? size - limit : 0
         var bytes = read(fd, from: start, count: Int(size - start))
         if start > 0, let newline = bytes.firstIndex(of: 0x0A), newline < bytes.count - 1 {

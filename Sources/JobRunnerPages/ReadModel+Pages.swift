@@ -53,7 +53,10 @@ extension ReadModel {
             countsUnlisted: false)
         view.schedules = try await schedules()
         if snapshot.run.occurrenceOf == nil { view.replaced = try await currentRunID() != snapshot.run.id }
-        return RunDetail(snapshot: snapshot, view: view)
+        var shown: [String: JobState] = [:]
+        shown.reserveCapacity(states.count)
+        view.forEachJob { shown[$0.record.jobID] = $0.state }
+        return RunDetail(snapshot: snapshot, view: view, shownStates: shown)
     }
 }
 
@@ -61,5 +64,18 @@ extension ReadModel {
 struct RunDetail {
     var snapshot: RunSnapshot
     var view: RunView
+    /// Each job's state as `status` shows it: a pending job that waits on something is
+    /// `waiting`.
+    var shownStates: [String: JobState]
     var run: RunRecord { snapshot.run }
+}
+
+extension RunView {
+    /// How many jobs are in each state as `status` shows them: the listed jobs' shown states,
+    /// and the others' counted states.
+    var shownCounts: [JobState: Int] {
+        var counts = unlisted
+        forEachJob { counts[$0.state, default: 0] += 1 }
+        return counts
+    }
 }

@@ -69,7 +69,7 @@ struct RunPage {
 
     private func counts(into html: inout HTML) {
         var counts: [JobState: Int] = [:]
-        for record in detail.snapshot.jobs.values { counts[record.state, default: 0] += 1 }
+        for state in detail.shownStates.values { counts[state, default: 0] += 1 }
         guard !counts.isEmpty else { return }
         html.raw("<ul class=\"counts\">")
         for state in JobState.allCases {

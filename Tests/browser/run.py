@@ -39,6 +39,8 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.common.exceptions import (NoSuchElementException, StaleElementReferenceException,
+                                            TimeoutException)
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
     # Debian's python3-selenium is installed for the system's Python; another python3 first on
@@ -175,10 +177,24 @@ def shoot(driver, out, name):
 
 
 def wait_until(driver, predicate, words, timeout=WAIT):
+    """Polls `predicate` until it holds. An element the live updates replaced while it was read
+    (stale) or not there yet counts as not yet."""
+    def attempt(d):
+        try:
+            return predicate(d)
+        except (StaleElementReferenceException, NoSuchElementException):
+            return False
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(lambda d: predicate(d))
-    except Exception:
+        return WebDriverWait(driver, timeout, poll_frequency=0.2).until(attempt)
+    except TimeoutException:
         raise AssertionError(f"{words}: not within {timeout} s")
+
+
+def settle(driver):
+    """Waits until the page's script has looked at the page once since its event stream opened
+    (`data-live="ready"` on the body): from then on a click is not lost to a swap of the page."""
+    wait_until(driver, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "ready",
+               "the page's live updates start")
 
 
 def api(base, path):
@@ -247,6 +263,7 @@ def main():
 
         # 2. Suspend a pipeline from the overview.
         driver.get(base + "/")
+        settle(driver)
         driver.find_element(By.CSS_SELECTOR, "#pipeline-deploy form[action$='/suspend'] button").click()
         wait_until(driver, lambda d: "suspended: 1" in d.find_element(By.ID, "pipeline-deploy").text,
                    "the deploy pipeline shows suspended: 1")
@@ -258,6 +275,7 @@ def main():
         # 3. Retry the failed job; its state changes over SSE, with no reload.
         open(marker, "w").close()
         driver.get(base + f"/runs/{run_id}")
+        settle(driver)
         driver.find_element(By.CSS_SELECTOR, "#job-flaky form[action$='/retry'] button").click()
         wait_until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#job-flaky .badge"), "the run page again")
         driver.execute_script("window.notReloaded = true")
@@ -274,7 +292,7 @@ def main():
 
         # 4. Follow the growing log; stop following when the reader scrolls up.
         driver.get(base + f"/runs/{run_id}/jobs/grow/attempts/1")
-        log = driver.find_element(By.ID, "log")
+        settle(driver)
 
         def last_line(d):
             numbers = re.findall(r"line (\d+) of a growing log", d.find_element(By.ID, "log").text)
@@ -306,13 +324,17 @@ def main():
 
         # Resume the pipeline from the overview, stop the log, and let the run end.
         driver.get(base + "/")
+        settle(driver)
         driver.find_element(By.CSS_SELECTOR, "#pipeline-deploy form[action$='/resume'] button").click()
         wait_until(driver, lambda d: "suspended: 1" not in d.find_element(By.ID, "pipeline-deploy").text,
-                   "the deploy pipeline resumes")
+                   "the deploy pipeline resumes (the page says: "
+                   + driver.find_element(By.ID, "main").text[:300].replace("\n", " | ") + ")")
         checks.check(True, "Resume on the overview resumes the pipeline")
         open(stop, "w").close()
         output.wait_for(r"succeeded\s+publish")
         output.wait_for(r"succeeded\s+grow")
+        # The page's event stream is closed first: the server waits for its clients as it stops.
+        driver.get("about:blank")
         proc.wait(timeout=WAIT)
     except AssertionError as error:
         checks.check(False, str(error))
