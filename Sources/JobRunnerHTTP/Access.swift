@@ -54,12 +54,13 @@ struct Access: Sendable {
         Cookie(name: Self.cookieName, value: session, path: "/", httpOnly: true, sameSite: .strict)
     }
 
-    /// The login form (`GET /login`): a page of its own, no script, no style.
+    /// The login form (`GET /login`): a page of its own, no script, no style. It links no
+    /// stylesheet either: every request but this page's needs the token, the assets' too.
     static func loginPage(failed: Bool) -> String {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-        <title>jobrunner: sign in</title><link rel="stylesheet" href="/assets/app.css"></head>
+        <title>jobrunner: sign in</title></head>
         <body><main id="main"><h1>jobrunner</h1>
         \(failed ? "<p class=\"notice error\">That token is not this dashboard's.</p>" : "")
         <form method="post" action="/login">
