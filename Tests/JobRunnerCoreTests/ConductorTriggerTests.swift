@@ -154,6 +154,9 @@ import Testing
         driver.send(.periodicRequests([request(.retry, "tick", run: runID)], finished: [runID: snapshot]))
         #expect(driver.started == ["tick@0"])
         #expect(driver.occurrences(of: "tick").map(\.state) == [.running])
+        // Open again, so not finished (it kept the date of its first end, and read as running
+        // with a finishedAt).
+        #expect(driver.runs[runID]?.finishedAt == nil)
         #expect(driver.conductor.timetable.isRunning("tick"), "nothing else of the job runs beside it")
         driver.succeed("tick", at: 0)
         #expect(driver.occurrences(of: "tick").map(\.state) == [.succeeded])

@@ -58,6 +58,9 @@ extension Scheduler {
     ) -> (Scheduler, Decision) {
         var run = resumable.run
         run.state = .running
+        // Running again, so not finished: a finished occurrence that `retry` reopens kept the
+        // date it had ended at, and showed `running` with a `finishedAt`.
+        run.finishedAt = nil
         run.runnerPID = runnerPID
         run.pipelineLimits = plan.pipelineLimits
         run.jobIDs = plan.jobs.map(\.id)
