@@ -43,6 +43,23 @@ import Testing
         #expect(result.stderr.contains("--http-token-file"), "\(result.stderr)")
     }
 
+    /// A port in use was found only once the runner had started its jobs: the run then ended
+    /// with exit 3 and a sentence about a full disk, and the next run found its attempt
+    /// interrupted. It is refused before anything starts.
+    @Test func aPortInUseIsRefusedBeforeAnyJobStarts() async throws {
+        let place = try await Self.ranPlace()
+        let server = try await place.web()
+        defer { Task { await server.stop() } }
+        let fresh = try Place(files: ["main.yaml": Self.jobs])
+        let result = try await fresh.run([
+            "run", fresh.jobs, "--progress", "plain", "--http", "127.0.0.1:\(server.port)",
+        ])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("cannot listen on 127.0.0.1:\(server.port)"), "\(result.stderr)")
+        // Nothing ran, nothing was stored: no run in the state directory.
+        #expect(!FileManager.default.fileExists(atPath: fresh.state + "/db/data.mdb"), "a run was opened")
+    }
+
     @Test func withATokenEveryRequestNeedsIt() async throws {
         let place = try await Self.ranPlace()
         let server = try await place.web(environment: ["JOBRUNNER_HTTP_TOKEN": "s3cret-token"])

@@ -50,10 +50,46 @@ struct HTTPOptions: ParsableArguments {
             }
             let settings = DashboardSettings(host: host, port: port, token: token, readOnly: httpReadOnly)
             try settings.check()
+            if let problem = Self.cannotListen(host: host, port: port) {
+                throw ValidationError(
+                    "--http \(http): cannot listen on \(host):\(port): \(problem); choose another port (0 picks a free one) or stop what listens there"
+                )
+            }
             return settings
         } catch let error as DashboardSettingsError {
             throw ValidationError(error.description)
         }
+    }
+}
+
+extension HTTPOptions {
+    /// Why the dashboard could not listen on `host:port`, found by binding a socket there and
+    /// letting it go, before any job starts: a port in use would otherwise be found only once
+    /// the runner had started its jobs, and end the run. Nil when it can (or for port 0). The
+    /// server binds again for real, with the same SO_REUSEADDR.
+    static func cannotListen(host: String, port: Int) -> String? {
+        guard port != 0 else { return nil }
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let looked = getaddrinfo(host, String(port), &hints, &found)
+        guard looked == 0, let first = found else {
+            return "the address cannot be resolved (\(String(cString: gai_strerror(looked))))"
+        }
+        defer { freeaddrinfo(found) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var yes: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            return String(cString: strerror(errno))
+        }
+        // Listening too: a socket bound with SO_REUSEADDR can share an address with one that
+        // is not listening yet, but not with a listener.
+        guard listen(fd, 1) == 0 else { return String(cString: strerror(errno)) }
+        return nil
     }
 }
 
