@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 /// The runner's decisions across runs, as a state machine: the run of one-shot jobs, one
@@ -67,6 +68,10 @@ public struct Conductor {
     var occurrencePipelines: (table: [String: PipelineDefinition], limits: [String: Int])
     /// Occurrences due whose needs are not final yet.
     public internal(set) var waiting: [Occurrence] = []
+    /// Occurrences due while ``ConductorOptions/maxOccurrenceRuns`` runs were under way, in the
+    /// order they fell due: each starts as a run closes. Their schedule records list them as
+    /// waiting, so a crash or a stop loses none (the next runner starts them).
+    public internal(set) var postponed = Deque<Occurrence>()
     /// The outputs of each periodic job's latest occurrence, once it succeeded: what the
     /// periodic jobs that need it receive (SPEC 5.8). Filled as occurrences end, or read from
     /// the store for one an earlier runner ran.
@@ -139,7 +144,7 @@ public struct Conductor {
         if !stopped && !delivering.isEmpty { return false }
         guard occurrenceRuns.values.allSatisfy({ $0.scheduler.isIdle }) else { return false }
         if stopped { return true }
-        return !options.serve && main.isFinished && waiting.isEmpty
+        return !options.serve && main.isFinished && waiting.isEmpty && postponed.isEmpty
     }
 
     /// When the conductor wants to be told ``ConductorInput/tick``: the earliest backoff of
@@ -234,6 +239,7 @@ public struct Conductor {
             // An occurrence held for its needs whose job is gone never runs (its definition as
             // first loaded would otherwise start it once its needs are final).
             waiting.removeAll { !timetable.contains($0.jobID) }
+            postponed.removeAll { !timetable.contains($0.jobID) }
             tickTimetable(now: now)
         case .stop:
             stop(now: now)
@@ -338,6 +344,9 @@ public struct Conductor {
         stopped = true
         let held = waiting
         waiting = []
+        // Postponed ones stay listed as waiting in their schedule records: the next runner
+        // starts them, without a run made for each now.
+        postponed = []
         takeEverywhere([.stop], now: now)
         for occurrence in held { materialize(occurrence, now: now) }
     }
