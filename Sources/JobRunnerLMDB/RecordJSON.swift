@@ -119,6 +119,7 @@ enum RecordJSON {
         writer.member("lastRunID", schedule.lastRunID)
         writer.member("lastScheduled", schedule.lastScheduled)
         writer.member("nextDue", schedule.nextDue)
+        writer.member("overlap", schedule.overlap?.rawValue)
         writer.member("queued", schedule.queued)
         writer.member("schedule", schedule.schedule)
         writer.key("triggered")

@@ -132,6 +132,7 @@ struct RunnerSession {
             // lock checked, every second.
             storeCheckInterval: .seconds(1), serve: serve)
         runnerOptions.storedLogDirectory = LogLocation.folder
+        runnerOptions.secrets = secrets
         let store: any QueueStore = metrics.map { TimedStore(state.store, metrics: $0) } ?? state.store
         let runner = Runner(
             workload: workload, store: store, claim: state.claim, handler: handlers,

@@ -206,6 +206,19 @@ struct StatusReport {
                 )
             }
         }
+        if !view.pendingRequests.isEmpty {
+            let waiting =
+                view.runnerPID == nil
+                ? "stored for the next `jobrunner serve` or `jobrunner run`"
+                : "waiting for the runner to take them"
+            lines.append("pending requests (\(waiting)):")
+            for request in view.pendingRequests {
+                let occurrence = request.runID.map { " (occurrence \($0))" } ?? ""
+                lines.append(
+                    "  \(request.kind.rawValue) \(request.jobID)\(occurrence), asked \(Timestamps.moment(request.requestedAt))"
+                )
+            }
+        }
         return lines.map(VisibleText.escaped).joined(separator: "\n")
     }
 }

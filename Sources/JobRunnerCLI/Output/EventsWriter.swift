@@ -36,24 +36,15 @@ final class EventsWriter: RunObserver, Sendable {
     }
 
     func record(_ event: RunEvent) {
-        var line = JSONWriter(capacity: 192, style: .shortEscapes)
-        Self.write(event, to: &line)
-        line.newline()
-        pending.append(line.bytes)
+        var line = event.jsonLine
+        line.append(UInt8(ascii: "\n"))
+        pending.append(line)
     }
 
     func flush() { pending.flush() }
 
     /// One event's line, without its line break.
     static func json(_ event: RunEvent) -> String {
-        var line = JSONWriter(capacity: 192, style: .shortEscapes)
-        write(event, to: &line)
-        return String(decoding: line.bytes, as: UTF8.self)
-    }
-
-    /// Writes `event` as a JSON object (``RunEvent/writeJSON(to:)``, which the HTTP API's
-    /// event stream writes too).
-    static func write(_ event: RunEvent, to json: inout JSONWriter) {
-        event.writeJSON(to: &json)
+        String(decoding: event.jsonLine, as: UTF8.self)
     }
 }

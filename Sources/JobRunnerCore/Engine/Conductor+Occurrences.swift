@@ -252,12 +252,12 @@ extension Conductor {
 
     // MARK: Retention
 
-    /// Applies retention once a tenth of the kept number of runs has closed since the last
-    /// time, or a minute has passed: the store holds at most that many runs more than the limit.
+    /// Applies retention once a tenth of the smallest kept number of runs (``pruneBatch``) has
+    /// closed since the last time, or a minute has passed: the store holds at most that many
+    /// runs more than a limit.
     mutating func pruneIfDue(now: Date) {
         closedSincePrune += 1
-        let batch = max(1, workload.retention.runs / 10)
-        guard closedSincePrune >= batch || now.timeIntervalSince(lastPrune) >= 60 else { return }
+        guard closedSincePrune >= pruneBatch || now.timeIntervalSince(lastPrune) >= 60 else { return }
         closedSincePrune = 0
         lastPrune = now
         // Finished runs beyond `retention:`, deleted with their logs (SPEC 3.1), so a `serve`

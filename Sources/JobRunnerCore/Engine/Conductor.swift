@@ -61,8 +61,15 @@ public struct Conductor {
     let firstWorkload: Workload
     /// The definitions as last loaded (`serve` reloads them).
     public internal(set) var workload: Workload {
-        didSet { occurrencePipelines = Self.pipelines(of: workload) }
+        didSet {
+            occurrencePipelines = Self.pipelines(of: workload)
+            pruneBatch = Self.pruneBatch(of: workload)
+        }
     }
+    /// How many runs close between two prunings: a tenth of the smallest number kept, the
+    /// file's `retention:` or a periodic job's own, so no group holds more than a tenth more than
+    /// its own limit (``pruneIfDue(now:)``).
+    var pruneBatch: Int
     /// The pipelines of every occurrence's plan and their limits, made once per load and shared
     /// by them all (each plan making its own cost about 500 bytes an occurrence).
     var occurrencePipelines: (table: [String: PipelineDefinition], limits: [String: Int])
@@ -120,10 +127,17 @@ public struct Conductor {
         self.firstWorkload = workload
         self.workload = workload
         self.occurrencePipelines = Self.pipelines(of: workload)
+        self.pruneBatch = Self.pruneBatch(of: workload)
         self.online = online
         self.finishedRuns = finishedRuns
         self.options = options
         self.random = AnyRandomSource(random)
+    }
+
+    private static func pruneBatch(of workload: Workload) -> Int {
+        var smallest = workload.retention.runs
+        for job in workload.jobs { if let own = job.retention?.runs { smallest = min(smallest, own) } }
+        return max(1, smallest / 10)
     }
 
     private static func pipelines(of workload: Workload) -> (

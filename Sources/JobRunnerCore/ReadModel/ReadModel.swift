@@ -92,6 +92,9 @@ public struct ReadModel: Sendable {
             view.underWay = try await occurrencesUnderWay(schedules, pipelines: pipelines)
         }
         if overview.run.occurrenceOf == nil { view.replaced = current != overview.run.id }
+        view.pendingRequests =
+            (try await store.requests(runID: OperatorRequest.periodicRequests)
+            + store.requests(runID: runID)).sorted { $0.id < $1.id }
         return view
     }
 

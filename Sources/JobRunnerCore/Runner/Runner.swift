@@ -25,6 +25,9 @@ public struct RunnerOptions: Sendable {
     /// At most this many occurrence runs of periodic jobs under way at once
     /// (``ConductorOptions/maxOccurrenceRuns``).
     public var maxOccurrenceRuns: Int? = ConductorOptions.defaultMaxOccurrenceRuns
+    /// The secrets masked in the events each commit keeps (``Decision/reports(masking:)``), as
+    /// the observer masks them for `--events`.
+    public var secrets: Secrets?
 
     public init(
         maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32,
@@ -269,7 +272,7 @@ public final class Runner: Sendable {
 
         if let failure = pump.storeFailure { throw failure }
         let closing = pump.closeAll()
-        try await store.commit(closing.changes)
+        try await store.commit(closing.changes + closing.reports(masking: options.secrets))
         for event in closing.events { observer.record(event) }
         let main = pump.main
         return RunSummary(
