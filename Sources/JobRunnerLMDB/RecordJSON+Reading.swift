@@ -199,7 +199,7 @@ private enum AttemptMember: CaseIterable {
 enum JobMember: CaseIterable {
     case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
     case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
-    case allowFailure, when
+    case allowFailure, when, logProblem
 
     static let names = JSONMembers<JobMember>()
 }
