@@ -158,7 +158,7 @@ import Testing
             let lines = result.stderr.split(separator: "\n").map(String.init)
             let crash = lines.first { $0.contains("job 'crashes'") } ?? ""
             #expect(crash.hasPrefix("jobs/checks.yaml:7:"), "\(crash)")
-            #expect(crash.contains("its check of the job's with: parameters (check_parameters) crashed (signal 11"), "\(crash)")
+            #expect(crash.contains("its check of the job's with: parameters (check_parameters) crashed (SIGSEGV"), "\(crash)")
             let exit = lines.first { $0.contains("job 'exits'") } ?? ""
             #expect(exit.hasPrefix("jobs/checks.yaml:10:"), "\(exit)")
             #expect(exit.contains("ended its process without an answer (exit status 0)"), "\(exit)")
