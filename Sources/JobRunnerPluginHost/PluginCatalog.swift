@@ -117,7 +117,9 @@ public final class PluginCatalog: Sendable {
             switch plugin(name) {
             case .failure(let error): return checks.map { _ in .failure(error) }
             case .success(let plugin):
-                return checks.map { .success(plugin.check(handler: $0.handler, parameters: Array($0.parameters.utf8))) }
+                return checks.map {
+                    .success(plugin.check(handler: $0.handler, parameters: Array($0.parameters.utf8)))
+                }
             }
         }
         let path: String
@@ -135,7 +137,8 @@ public final class PluginCatalog: Sendable {
         case .success(let answer): return answer.verdicts.map { .success($0) }
         case .failure(.checkCrashed(_, _, _, nil, _)) where checks.count > 1:
             let middle = checks.startIndex + checks.count / 2
-            return checkInChildren(name, path, checks[..<middle]) + checkInChildren(name, path, checks[middle...])
+            return checkInChildren(name, path, checks[..<middle])
+                + checkInChildren(name, path, checks[middle...])
         case .failure(let error): return checks.map { _ in .failure(error) }
         }
     }

@@ -66,7 +66,9 @@ extension PluginCatalog {
             let answers = checkApart(name, unique)
             let byCheck = Dictionary(zip(unique, answers), uniquingKeysWith: { first, _ in first })
             for (check, job) in asked {
-                guard case .plugin(_, let handler) = job.handler, let answer = byCheck[check] else { continue }
+                guard case .plugin(_, let handler) = job.handler, let answer = byCheck[check] else {
+                    continue
+                }
                 switch answer {
                 case .success(nil): continue
                 case .success(let verdict?): problems.append(Self.unsuitable(job, name, handler, verdict))

@@ -43,7 +43,8 @@ public final class CappedLog: Sendable {
         state.withLock { state in
             guard state.lost > 0 else { return nil }
             let error = state.writeError ?? state.openErrno ?? "unknown error"
-            return "its log could not be written: \(error) (\(state.lost) byte\(state.lost == 1 ? "" : "s") lost)"
+            return
+                "its log could not be written: \(error) (\(state.lost) byte\(state.lost == 1 ? "" : "s") lost)"
         }
     }
 

@@ -101,7 +101,8 @@ public struct ShellHandler: JobHandler {
         if !fresh { files.clear() }
         defer { files.remove() }
         let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
-        var result = await run(request, program: program, arguments: arguments, files: &files, fresh: fresh, log: log)
+        var result = await run(
+            request, program: program, arguments: arguments, files: &files, fresh: fresh, log: log)
         log.finish()
         // A log that could not be written (a full disk) is said in the attempt's record.
         result.logProblem = log.problem
@@ -110,7 +111,8 @@ public struct ShellHandler: JobHandler {
 
     /// The attempt's process, once its files and log are ready.
     private func run(
-        _ request: AttemptRequest, program: ChildProcess.Program, arguments: [String], files: inout AttemptFiles,
+        _ request: AttemptRequest, program: ChildProcess.Program, arguments: [String],
+        files: inout AttemptFiles,
         fresh: Bool, log: CappedLog
     ) async -> AttemptResult {
         let outputFiles: [String: String]
@@ -141,7 +143,8 @@ public struct ShellHandler: JobHandler {
             let control = files.readControl()
             if let size = control.tooLarge {
                 log.appendLine("jobrunner: \(AttemptFiles.OutputsError.controlTooLarge(size))")
-                return AttemptResult(.refused(.controlTooLarge(written: size, limit: AttemptFiles.controlLimit)), exitCode: 0)
+                return AttemptResult(
+                    .refused(.controlTooLarge(written: size, limit: AttemptFiles.controlLimit)), exitCode: 0)
             }
             switch files.readOutputs() {
             case .failure(let error):

@@ -71,7 +71,9 @@ import Testing
         #expect(jobs["print"]?["state"] as? String == "succeeded", "\(jobs["print"] ?? [:])")
         if isolation != "inprocess" {
             let log = try #require(Self.logs(in: workspace)["print"])
-            #expect(try String(contentsOfFile: log, encoding: .utf8).contains("hostile: a line on standard output"))
+            #expect(
+                try String(contentsOfFile: log, encoding: .utf8).contains(
+                    "hostile: a line on standard output"))
         }
     }
 
@@ -100,7 +102,9 @@ import Testing
         #expect(run.status == 1)
         let reason = try #require(try await workspace.statusJobs()["long"]?["reason"] as? String)
         #expect(reason.utf8.count < 5000, "\(reason.utf8.count) bytes")
-        #expect(reason.hasSuffix("[jobrunner: 95904 more bytes of the plugin's message cut]"), "\(reason.suffix(80))")
+        #expect(
+            reason.hasSuffix("[jobrunner: 95904 more bytes of the plugin's message cut]"),
+            "\(reason.suffix(80))")
     }
 
     @Test(arguments: ["inprocess", "process", "process-per-attempt"])
@@ -158,12 +162,15 @@ import Testing
             let lines = result.stderr.split(separator: "\n").map(String.init)
             let crash = lines.first { $0.contains("job 'crashes'") } ?? ""
             #expect(crash.hasPrefix("jobs/checks.yaml:7:"), "\(crash)")
-            #expect(crash.contains("its check of the job's with: parameters (check_parameters) crashed (SIGSEGV"), "\(crash)")
+            #expect(
+                crash.contains("its check of the job's with: parameters (check_parameters) crashed (SIGSEGV"),
+                "\(crash)")
             let exit = lines.first { $0.contains("job 'exits'") } ?? ""
             #expect(exit.hasPrefix("jobs/checks.yaml:10:"), "\(exit)")
             #expect(exit.contains("ended its process without an answer (exit status 0)"), "\(exit)")
             #expect(lines.contains { $0.contains("job 'refused'") && $0.contains("refused by hostile") })
-            #expect(!lines.contains { $0.contains("job 'fine'") || $0.contains("job 'alsoFine'") }, "\(lines)")
+            #expect(
+                !lines.contains { $0.contains("job 'fine'") || $0.contains("job 'alsoFine'") }, "\(lines)")
             #expect(lines.last == "3 errors; nothing was run", "\(lines)")
         }
     }
@@ -182,7 +189,8 @@ import Testing
         #expect(!result.signalled && result.status == 2, "\(result.status) \(result.stderr)")
         #expect(
             result.stderr.contains(
-                "its check of the job's with: parameters (check_parameters) was still running after 1s and was stopped"),
+                "its check of the job's with: parameters (check_parameters) was still running after 1s and was stopped"
+            ),
             "\(result.stderr)")
     }
 
@@ -198,7 +206,8 @@ import Testing
             ["run", "jobs", "--progress", "none", "--events", "/dev/full"], environment: [:])
         #expect(run.status == 3, "\(run.status) \(run.stderr)")
         #expect(
-            run.stderr.contains("event lines could not be written to the events file /dev/full: No space left on device"),
+            run.stderr.contains(
+                "event lines could not be written to the events file /dev/full: No space left on device"),
             "\(run.stderr)")
         let jobs = try await workspace.statusJobs()
         #expect(jobs["one"]?["state"] as? String == "succeeded")

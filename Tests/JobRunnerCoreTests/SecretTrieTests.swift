@@ -65,6 +65,8 @@ import Testing
     @Test func thousandsOfSecretsAreMaskedEachAndOnlyThemselves() {
         let values = (0..<2000).map { "secret-\($0)-value" }
         let masker = SecretMasker(values: values)
-        #expect(masker.mask("a secret-1999-value and secret-7-value, not secret-2000-value") == "a *** and ***, not secret-2000-value")
+        #expect(
+            masker.mask("a secret-1999-value and secret-7-value, not secret-2000-value")
+                == "a *** and ***, not secret-2000-value")
     }
 }

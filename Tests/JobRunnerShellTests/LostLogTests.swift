@@ -47,7 +47,8 @@ import Testing
     @Test func aControlFileOverItsLimitFailsTheAttemptSayingSo() async throws {
         let scratch = try Scratch()
         // A skip= line with a 70 KB reason: once ignored, leaving the job succeeded.
-        let command = #"{ printf 'skip='; head -c 70000 /dev/zero | tr '\0' x; echo; } > "$JOBRUNNER_CONTROL""#
+        let command =
+            #"{ printf 'skip='; head -c 70000 /dev/zero | tr '\0' x; echo; } > "$JOBRUNNER_CONTROL""#
         let request = scratch.request(.shell(command))
         let result = await ShellHandler(slots: testSlots).run(request)
         #expect(result.outcome == .failed)
@@ -62,7 +63,8 @@ import Testing
 
     @Test func aFailedAttemptsOversizedControlFileIsSaidInItsLog() async throws {
         let scratch = try Scratch()
-        let command = #"{ printf 'retry-after=1s\n'; head -c 70000 /dev/zero | tr '\0' x; } > "$JOBRUNNER_CONTROL"; exit 3"#
+        let command =
+            #"{ printf 'retry-after=1s\n'; head -c 70000 /dev/zero | tr '\0' x; } > "$JOBRUNNER_CONTROL"; exit 3"#
         let request = scratch.request(.shell(command))
         let result = await ShellHandler(slots: testSlots).run(request)
         #expect(result.end == .exited(3) && result.retryAfter == nil)
@@ -82,7 +84,8 @@ import Testing
         ] {
             var info = stat()
             #expect(stat(file, &info) == 0)
-            #expect(Int(info.st_mode) & 0o777 == mode, "\(file): \(String(Int(info.st_mode) & 0o777, radix: 8))")
+            #expect(
+                Int(info.st_mode) & 0o777 == mode, "\(file): \(String(Int(info.st_mode) & 0o777, radix: 8))")
         }
     }
 }

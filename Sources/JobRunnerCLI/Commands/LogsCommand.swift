@@ -112,7 +112,9 @@ struct LogsCommand: AsyncParsableCommand {
         var offset = try LogFile.copy(path: path, from: 0)
         guard follow, chosen.outcome == nil else {
             if let problem = chosen.logProblem {
-                printError("jobrunner: attempt \(chosen.number) of \(job): \(problem); what it printed is not all here")
+                printError(
+                    "jobrunner: attempt \(chosen.number) of \(job): \(problem); what it printed is not all here"
+                )
             } else if offset == 0 {
                 explainEmpty(chosen, job: job)
             }
@@ -127,7 +129,9 @@ struct LogsCommand: AsyncParsableCommand {
             if let current, current.outcome != nil {
                 _ = try LogFile.copy(path: path, from: offset)
                 if let problem = current.logProblem {
-                    printError("jobrunner: attempt \(current.number) of \(job): \(problem); what it printed is not all here")
+                    printError(
+                        "jobrunner: attempt \(current.number) of \(job): \(problem); what it printed is not all here"
+                    )
                 }
                 return
             }

@@ -61,7 +61,8 @@ enum PluginVetting {
         let checking = !checks.isEmpty
         switch outcome.ending {
         case .signalled(let signal) where checking:
-            return .failure(.checkCrashed(plugin: name, path: path, signal: signal, seconds: nil, reason: nil))
+            return .failure(
+                .checkCrashed(plugin: name, path: path, signal: signal, seconds: nil, reason: nil))
         case .timedOut where checking:
             return .failure(
                 .checkCrashed(plugin: name, path: path, signal: nil, seconds: seconds(timeout), reason: nil))

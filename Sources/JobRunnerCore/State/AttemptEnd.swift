@@ -181,7 +181,8 @@ public enum AttemptEnd: Sendable, Hashable {
 extension AttemptEnd.Refusal {
     fileprivate func mappingTexts(_ transform: (String) -> String) -> Self {
         switch self {
-        case .outputsTooLarge, .responseTooLarge, .oversizedFrame, .pluginOutputsTooLarge, .controlTooLarge: self
+        case .outputsTooLarge, .responseTooLarge, .oversizedFrame, .pluginOutputsTooLarge, .controlTooLarge:
+            self
         case .malformedOutput(let line, let text): .malformedOutput(line: line, text: transform(text))
         case .responseNotJSON(let text): .responseNotJSON(transform(text))
         }
