@@ -23,9 +23,16 @@
    ranges and flipped at random bytes (--seeds seeds); `status` and `run` must each exit 3 with a
    sentence or work (showing the stored run), never die by a signal, never hang, and never take
    a damaged file for an empty history.
+5. What jobrunner writes besides its database (bench/torture_outputs.py): logs on a disk a job
+   fills (every succeeded attempt's log holds its line, or `logs` says it could not be written),
+   `--events /dev/full` (exit 3 with a sentence), a 70 KB control file (refused), and the tests'
+   hostile plugin: parameter checks that crash, hang or exit (located errors), 24 MiB floods
+   under both isolations (logs capped at 10 MiB, owner only), a handler that prints under
+   process-per-attempt, 2 MiB of outputs, a 100 KB message.
 
 Usage: bench/torture.py --jobrunner .build/debug/jobrunner [--jobs 1000] [--kills 100]
-       [--scale-kills 5] [--scale-jobs 100000] [--seeds 200] [--only kill,scale,lock,disk,damage]
+       [--scale-kills 5] [--scale-jobs 100000] [--seeds 200]
+       [--only kill,scale,lock,disk,damage,logs,events,control,plugins]
 The short version (`--short`) runs in `make test`; the long one is `make torture`.
 Exit status 0 when every check held; the figures are printed either way.
 """
@@ -40,6 +47,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from torture_outputs import hostile_plugins, lost_events, lost_logs, oversized_control
 
 TIMEOUT = 120
 
@@ -394,7 +403,7 @@ def main():
                         help="also kill a --scale-jobs run this many times (0: not run)")
     parser.add_argument("--scale-jobs", type=int, default=100_000)
     parser.add_argument("--short", action="store_true", help="60 jobs, 5 kills, 10 seeds")
-    parser.add_argument("--only", default="kill,scale,lock,disk,damage")
+    parser.add_argument("--only", default="kill,scale,lock,disk,damage,logs,events,control,plugins")
     args = parser.parse_args()
     if args.short:
         args.jobs, args.kills, args.seeds = 60, 5, 10
@@ -412,6 +421,14 @@ def main():
         results.append(full_disk(binary))
     if "damage" in only:
         results.append(damaged_databases(binary, args.seeds, rng))
+    if "logs" in only:
+        results.append(lost_logs(binary, trials=2 if args.short else 12))
+    if "events" in only:
+        results.append(lost_events(binary))
+    if "control" in only:
+        results.append(oversized_control(binary))
+    if "plugins" in only:
+        results.append(hostile_plugins(binary))
     sys.exit(0 if all(results) else 1)
 
 

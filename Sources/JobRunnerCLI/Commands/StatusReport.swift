@@ -41,7 +41,13 @@ struct StatusReport {
         let states = view.overview.states
         view.forEachJob { job in
             var row = Row(record: job.record, state: job.state, reason: job.reason, words: "")
-            if describing { row.words = Self.words(for: job, states: states) }
+            if describing {
+                row.words = Self.words(for: job, states: states)
+                // A log lost to a full disk is said, never taken for one that is empty.
+                if let problem = job.record.logProblem {
+                    row.words += (row.words.isEmpty ? "" : "; ") + problem
+                }
+            }
             body(row)
         }
     }

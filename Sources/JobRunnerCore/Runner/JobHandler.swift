@@ -32,6 +32,10 @@ public struct AttemptRequest: Sendable {
 /// How an attempt ended, as the handler saw it: its ``AttemptEnd`` (what happened and why) and
 /// what it handed back.
 public struct AttemptResult: Sendable, Hashable {
+    /// At most this many bytes of outputs per job (SPEC 5.7), counted as a shell job writes
+    /// them: each `key=value` and its line break. More fails the attempt, for every handler.
+    public static let outputLimit = 1 << 20
+
     /// How it ended, with its reason.
     public var end: AttemptEnd
     /// The exit status of the job's process: the one ``end`` gives (an exit, a plugin's process
@@ -42,6 +46,9 @@ public struct AttemptResult: Sendable, Hashable {
     public var outputs: [String: String]
     /// A delay that replaces the backoff before the next attempt (`retry-after=`).
     public var retryAfter: Duration?
+    /// Why the attempt's log is not all it printed, when it is not: `its log could not be
+    /// written: No space left on device (4096 bytes lost)`. Kept in the attempt's record.
+    public var logProblem: String?
 
     /// A result that ended as `end` says.
     /// - Parameter exitCode: the exit status when `end` does not give it (a shell job's 0).
@@ -59,6 +66,11 @@ public struct AttemptResult: Sendable, Hashable {
     public var outcome: AttemptOutcome { end.outcome }
     /// The signal that ended the job's process, when one did.
     public var signal: Int32? { end.signal }
+
+    /// The bytes `outputs` take as `key=value` lines, the measure of ``outputLimit``.
+    public static func size(of outputs: [String: String]) -> Int {
+        outputs.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+    }
 
     /// A process that exited 0 with no outputs.
     public static let succeeded = AttemptResult(.succeeded, exitCode: 0)
