@@ -6,10 +6,14 @@ import JobRunnerJSON
 public struct PluginProblem: Sendable, Hashable {
     public var location: SourceLocation
     public var message: String
+    /// The key of `with:` the problem is about, when the plugin named one (`unknown parameter
+    /// 'KEY'`): its line is a better place than the map's, which ``location`` is.
+    public var parameter: String?
 
-    public init(location: SourceLocation, message: String) {
+    public init(location: SourceLocation, message: String, parameter: String? = nil) {
         self.location = location
         self.message = message
+        self.parameter = parameter
     }
 }
 
@@ -39,7 +43,7 @@ extension PluginCatalog {
                 if isolation != .inprocess {
                     apart[name, default: []].append((same.check, workload.jobs[index]))
                 } else if let verdict = same.verdict {
-                    problems.append(Self.unsuitable(workload.jobs[index], name, handler, verdict))
+                    problems += Self.unsuitable(workload.jobs[index], name, handler, verdict)
                 }
                 continue
             }
@@ -86,7 +90,7 @@ extension PluginCatalog {
                     }
                 }
                 verdicts[key] = verdict
-                if let verdict { problems.append(Self.unsuitable(job, name, handler, verdict)) }
+                if let verdict { problems += Self.unsuitable(job, name, handler, verdict) }
                 previous = Previous(
                     plugin: name, check: check, parameters: job.parameters, isolation: isolation,
                     verdict: verdict)
@@ -110,11 +114,11 @@ extension PluginCatalog {
                     else {
                         continue
                     }
-                    problems.append(Self.unsuitable(job, name, handler, verdict))
+                    problems += Self.unsuitable(job, name, handler, verdict)
                 }
             }
         }
-        return problems
+        return problems + hookProblems(in: workload)
     }
 
     private static func unknown(_ handler: String, of plugin: PluginDescription, job: JobDefinition) -> String
@@ -130,11 +134,29 @@ extension PluginCatalog {
     }
 
     private static func unsuitable(_ job: JobDefinition, _ name: String, _ handler: String, _ message: String)
-        -> PluginProblem
+        -> [PluginProblem]
     {
-        PluginProblem(
-            location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location,
-            message: "job \(VisibleText.quoted(job.id)): with: does not suit \(name).\(handler): \(message)")
+        verdictProblems(
+            message, who: "job \(VisibleText.quoted(job.id))",
+            at: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location, plugin: name,
+            handler: handler)
+    }
+
+    /// A problem per line of a plugin's answer about `with:`; a line about one key (`unknown
+    /// parameter 'KEY'`, the convention of `jobrunner_plugin.h`) names it.
+    static func verdictProblems(
+        _ verdict: String, who: String, at: SourceLocation, plugin: String, handler: String
+    ) -> [PluginProblem] {
+        let lead = "unknown parameter '"
+        return verdict.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+            var parameter: String?
+            if line.hasPrefix(lead), let end = line.dropFirst(lead.count).firstIndex(of: "'") {
+                parameter = String(line[line.index(line.startIndex, offsetBy: lead.count)..<end])
+            }
+            return PluginProblem(
+                location: at, message: "\(who): with: does not suit \(plugin).\(handler): \(line)",
+                parameter: parameter)
+        }
     }
 }
 
