@@ -153,10 +153,10 @@ fuzz:
 	@ls $(FUZZ_DIR)/artifacts | sed 's|^|crash or hang kept: $(FUZZ_DIR)/artifacts/|'
 
 format:
-	$(SWIFT) format --in-place --recursive Sources Tests plugins Package.swift
+	$(SWIFT) format --in-place --recursive Sources Tests plugins PluginAPI PluginLogging examples Package.swift
 
 lint:
-	$(SWIFT) format lint --recursive Sources Tests plugins Package.swift
+	$(SWIFT) format lint --recursive Sources Tests plugins PluginAPI PluginLogging examples Package.swift
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]` builds for release and installs:
 #   PREFIX/lib/jobrunner/jobrunner         the binary, with the example plugins beside it

@@ -6,10 +6,14 @@ import JobRunnerJSON
 public struct PluginProblem: Sendable, Hashable {
     public var location: SourceLocation
     public var message: String
+    /// The key of `with:` the problem is about, when the plugin named one (`unknown parameter
+    /// 'KEY'`): its line is a better place than the map's, which ``location`` is.
+    public var parameter: String?
 
-    public init(location: SourceLocation, message: String) {
+    public init(location: SourceLocation, message: String, parameter: String? = nil) {
         self.location = location
         self.message = message
+        self.parameter = parameter
     }
 }
 
@@ -71,7 +75,7 @@ extension PluginCatalog {
                 }
                 switch answer {
                 case .success(nil): continue
-                case .success(let verdict?): problems.append(Self.unsuitable(job, name, handler, verdict))
+                case .success(let verdict?): problems += Self.unsuitable(job, name, handler, verdict)
                 case .failure(let error):
                     problems.append(
                         PluginProblem(
@@ -81,7 +85,7 @@ extension PluginCatalog {
                 }
             }
         }
-        return problems
+        return problems + hookProblems(in: workload)
     }
 
     private static func unknown(_ handler: String, of plugin: PluginDescription, job: JobDefinition) -> String
@@ -97,11 +101,29 @@ extension PluginCatalog {
     }
 
     private static func unsuitable(_ job: JobDefinition, _ name: String, _ handler: String, _ message: String)
-        -> PluginProblem
+        -> [PluginProblem]
     {
-        PluginProblem(
-            location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location,
-            message: "job \(VisibleText.quoted(job.id)): with: does not suit \(name).\(handler): \(message)")
+        verdictProblems(
+            message, who: "job \(VisibleText.quoted(job.id))",
+            at: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location, plugin: name,
+            handler: handler)
+    }
+
+    /// A problem per line of a plugin's answer about `with:`; a line about one key (`unknown
+    /// parameter 'KEY'`, the convention of `jobrunner_plugin.h`) names it.
+    static func verdictProblems(
+        _ verdict: String, who: String, at: SourceLocation, plugin: String, handler: String
+    ) -> [PluginProblem] {
+        let lead = "unknown parameter '"
+        return verdict.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+            var parameter: String?
+            if line.hasPrefix(lead), let end = line.dropFirst(lead.count).firstIndex(of: "'") {
+                parameter = String(line[line.index(line.startIndex, offsetBy: lead.count)..<end])
+            }
+            return PluginProblem(
+                location: at, message: "\(who): with: does not suit \(plugin).\(handler): \(line)",
+                parameter: parameter)
+        }
     }
 }
 

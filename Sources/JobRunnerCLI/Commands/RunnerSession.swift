@@ -144,7 +144,8 @@ struct RunnerSession {
             logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold,
             notifier: ShellNotifier(
                 reader: ReadModel(store: state.store, lock: nil, logs: state.logs),
-                logDirectory: state.logs.logsPath, secrets: secrets, environment: environment))
+                logDirectory: state.logs.logsPath, secrets: secrets, environment: environment,
+                plugins: handlers))
         let reloader =
             serve
             ? Reloader(

@@ -14,6 +14,8 @@ public struct AttemptRequest: Sendable {
     /// Called once the attempt's process exists, with its pid, so a restarted runner can
     /// end it if this one dies.
     public var onSpawn: @Sendable (_ pid: Int32) -> Void
+    /// For a `notify:` hook's plugin call: the finished run it is about; nil for a job's attempt.
+    public var notification: HookNotification?
 
     public init(
         runID: String, job: JobDefinition, attempt: Int, logPath: String, workDirectory: String,
@@ -26,6 +28,28 @@ public struct AttemptRequest: Sendable {
         self.workDirectory = workDirectory
         self.neededOutputs = neededOutputs
         self.onSpawn = onSpawn
+    }
+}
+
+/// What a `notify:` hook is told about the finished run (SPEC 5.13): a shell hook's
+/// `JOBRUNNER_NOTIFY_*` variables, a plugin hook's request.
+public struct HookNotification: Sendable, Hashable {
+    public var run: String
+    /// `succeeded` or `failed`.
+    public var state: String
+    /// The periodic job of an occurrence; empty for a run of one-shot jobs.
+    public var job: String
+    /// The failed, blocked and cancelled job ids.
+    public var failed: [String]
+    /// The file holding the run's `status --json`.
+    public var summary: String
+
+    public init(run: String, state: String, job: String, failed: [String], summary: String) {
+        self.run = run
+        self.state = state
+        self.job = job
+        self.failed = failed
+        self.summary = summary
     }
 }
 
