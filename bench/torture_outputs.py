@@ -11,7 +11,7 @@ import stat
 import subprocess
 import tempfile
 
-TIMEOUT = 120
+TIMEOUT = 600  # seconds: a command still running then hung; the guard, never a timing check
 
 
 def run(binary, args, cwd, env=None, timeout=TIMEOUT):
