@@ -78,9 +78,10 @@ test-browser: browser-tools
 # tests, found by their directory.
 torture: setup
 	$(SWIFT) build --build-tests
+	$(SWIFT) build -c release
 	JOBRUNNER_PLUGIN_PATH="$$(echo $(CURDIR)/.build/plugins/outputs/*/JobRunnerCLITests/*/TestPluginLibraries/lib)" \
 		python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200 \
-		--scale-kills 5
+		--scale-kills 5 --release-jobrunner .build/release/jobrunner
 
 test-python:
 	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml

@@ -29,10 +29,15 @@
    hostile plugin: parameter checks that crash, hang or exit (located errors), 24 MiB floods
    under both isolations (logs capped at 10 MiB, owner only), a handler that prints under
    process-per-attempt, 2 MiB of outputs, a 100 KB message.
+6. The heap (--release-jobrunner, a release build: `make torture` passes one): a `serve` that
+   prunes runs every few commits, 20 s under glibc's heap checks (libc_malloc_debug); it must
+   stop on SIGTERM with exit 0. The release build once wrote into a freed copy there and glibc
+   aborted within a second; the debug build never showed it.
 
 Usage: bench/torture.py --jobrunner .build/debug/jobrunner [--jobs 1000] [--kills 100]
        [--scale-kills 5] [--scale-jobs 100000] [--seeds 200]
-       [--only kill,scale,lock,disk,damage,logs,events,control,plugins]
+       [--only kill,scale,lock,disk,damage,logs,events,control,plugins,heap]
+       [--release-jobrunner .build/release/jobrunner]
 The short version (`--short`) runs in `make test`; the long one is `make torture`.
 Exit status 0 when every check held; the figures are printed either way.
 """
@@ -48,7 +53,7 @@ import sys
 import tempfile
 import time
 
-from torture_outputs import hostile_plugins, lost_events, lost_logs, oversized_control
+from torture_outputs import checked_heap, hostile_plugins, lost_events, lost_logs, oversized_control
 
 TIMEOUT = 600  # seconds: a command still running then hung; the guard, never a timing check
 
@@ -403,7 +408,8 @@ def main():
                         help="also kill a --scale-jobs run this many times (0: not run)")
     parser.add_argument("--scale-jobs", type=int, default=100_000)
     parser.add_argument("--short", action="store_true", help="60 jobs, 5 kills, 10 seeds")
-    parser.add_argument("--only", default="kill,scale,lock,disk,damage,logs,events,control,plugins")
+    parser.add_argument("--only", default="kill,scale,lock,disk,damage,logs,events,control,plugins,heap")
+    parser.add_argument("--release-jobrunner", help="a release build, for the heap step (skipped without)")
     args = parser.parse_args()
     if args.short:
         args.jobs, args.kills, args.seeds = 60, 5, 10
@@ -429,6 +435,11 @@ def main():
         results.append(oversized_control(binary))
     if "plugins" in only:
         results.append(hostile_plugins(binary))
+    if "heap" in only:
+        if args.release_jobrunner:
+            results.append(checked_heap(os.path.abspath(args.release_jobrunner)))
+        else:
+            print("heap: skipped (no --release-jobrunner)")
     sys.exit(0 if all(results) else 1)
 
 

@@ -197,3 +197,44 @@ def hostile_plugins(binary):
         return not problems
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def checked_heap(binary, seconds=20):
+    """A pruning `serve` under glibc's heap checks: 60 jobs `every: 1s`, each keeping 2 runs, so
+    every few commits delete runs. The release build once freed a copy it had not filled yet
+    (a store scan whose visitor ignored the value), and glibc aborted within a second
+    (`malloc(): mismatching next->prev_size`). Run against a release binary: the debug build
+    never showed it. Checked: serve ran its `seconds` and stopped on SIGTERM with exit 0."""
+    import signal
+    library = "/usr/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+    if not os.path.exists(library):
+        print(f"heap: skipped ({library} is missing)")
+        return True
+    work = tempfile.mkdtemp(prefix="jobrunner-heap.")
+    try:
+        os.makedirs(os.path.join(work, "jobs"))
+        with open(os.path.join(work, "jobs", "prune.yaml"), "w") as f:
+            # Each periodic job's occurrences are counted apart: each keeps its last 2 runs.
+            f.write("retention:\n  runs: 2\njobs:\n")
+            for i in range(60):
+                f.write(f"  t{i}:\n    run: \"true\"\n    every: 1s\n")
+        env = dict(os.environ, LD_PRELOAD=library, GLIBC_TUNABLES="glibc.malloc.check=3",
+                   SWIFT_BACKTRACE="enable=no")
+        proc = subprocess.Popen([binary, "serve", "jobs", "--state", "state", "--progress", "none"],
+                                cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            code = proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=TIMEOUT)
+        output = proc.stdout.read().decode(errors="replace")
+        logs = len(os.listdir(os.path.join(work, "state", "logs"))) if os.path.isdir(
+            os.path.join(work, "state", "logs")) else 0
+        ok = code == 0 and logs > 0
+        print(f"heap: pruning serve under glibc heap checks for {seconds} s: exit {code}, "
+              f"{logs} runs' logs kept: {'ok' if ok else 'FAILED'}")
+        if not ok:
+            print(output[-2000:])
+        return ok
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

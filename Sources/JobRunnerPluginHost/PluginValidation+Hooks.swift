@@ -36,25 +36,19 @@ extension PluginCatalog {
             }
             var parameters = JSONWriter()
             parameters.value(.object(hook.parameters))
+            // Checked in a child process whatever the hook's isolation, as jobs' checks are: a
+            // check that crashes, hangs or exits costs this process nothing.
+            let check = PluginParameterCheck(
+                handler: handler, parameters: String(decoding: parameters.bytes, as: UTF8.self))
             let verdict: String?
-            switch hook.isolation {
-            case .inprocess:
-                switch plugin(name) {
-                case .failure(let error):
-                    problems.append(PluginProblem(location: at, message: "\(who): \(error)"))
-                    continue
-                case .success(let plugin):
-                    verdict = plugin.check(handler: handler, parameters: parameters.bytes)
-                }
-            case .process, .processPerAttempt:
-                let check = PluginParameterCheck(
-                    handler: handler, parameters: String(decoding: parameters.bytes, as: UTF8.self))
-                switch checkApart(name, [check]) {
-                case .failure(let error):
-                    problems.append(PluginProblem(location: at, message: "\(who): \(error)"))
-                    continue
-                case .success(let answers): verdict = answers.first ?? nil
-                }
+            switch checkApart(name, [check]).first {
+            case .failure(let error)?:
+                problems.append(
+                    PluginProblem(
+                        location: hook.pluginLocations?.parameters ?? at, message: "\(who): \(error)"))
+                continue
+            case .success(let answer)?: verdict = answer
+            case nil: verdict = nil
             }
             guard let verdict else { continue }
             problems += Self.verdictProblems(
