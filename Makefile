@@ -31,10 +31,12 @@ run: build
 # the malformed ones) are no products: the build tool plugin Tests/TestPluginLibraries builds them
 # with the test target, under .build/plugins/. SchemaTests validates the job files against
 # docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML; InstallTests runs
-# systemd-analyze on the example's systemd unit.
+# systemd-analyze on the example's systemd unit. The test that builds examples/greet-plugin as a
+# package of its own runs after the suite, alone (it takes both cores for minutes).
 test: setup test-python systemd-tools
 	$(SWIFT) build
 	$(SWIFT) test
+	JOBRUNNER_PLUGIN_PACKAGE_TEST=1 $(SWIFT) test --skip-build --filter PluginPackageTests
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
 	$(MAKE) test-api test-browser
 

@@ -120,7 +120,9 @@ import Testing
         #expect(log.stdout.hasPrefix("working\n"), "\(log.stdout)")
         #expect(
             log.stdout.hasSuffix(
-                "--- interrupted: the runner stopped; the next `jobrunner run` (or `serve`) starts this job again\n"
+                "--- interrupted: the attempt was ended before it finished (a stop of the runner, "
+                    + "or `cancel`, `skip` or `overlap: replace`); `jobrunner status` says what became of "
+                    + "its job (after a stop, the next `jobrunner run` or `serve` starts it again)\n"
             ),
             "\(log.stdout)")
     }

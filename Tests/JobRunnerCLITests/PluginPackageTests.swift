@@ -14,7 +14,16 @@ import Testing
     /// checkout would hold them), built with `swift build`: what it resolved is recorded in its
     /// Package.resolved and its checkouts, and neither names any of jobrunner's dependencies.
     /// The library it builds is then found, validated and run by the built jobrunner.
-    @Test(.timeLimit(.minutes(30))) func theExamplePluginPackageResolvesOnlyThePluginAPI() async throws {
+    ///
+    /// It builds a Swift package (minutes of both cores), so it runs on its own after the suite
+    /// (`make test` sets JOBRUNNER_PLUGIN_PACKAGE_TEST): beside the other tests it starved them,
+    /// and their guards ran out (the store contract's, a hook's timeout).
+    @Test(
+        .timeLimit(.minutes(30)),
+        .enabled(
+            if: ProcessInfo.processInfo.environment["JOBRUNNER_PLUGIN_PACKAGE_TEST"] != nil,
+            "builds a package: make test runs it after the suite"))
+    func theExamplePluginPackageResolvesOnlyThePluginAPI() async throws {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("greet-\(UUID().uuidString)")
             .path
         defer { try? FileManager.default.removeItem(atPath: copy) }

@@ -41,11 +41,20 @@ struct JobHandlers: JobHandler {
     }
 
     /// An interrupted attempt's log ends with a line saying so, so that it does not just stop:
-    /// `--- interrupted: the runner stopped; …`. Nothing for an attempt that never started.
+    /// `--- interrupted: the attempt was ended before it finished …`. Nothing for an attempt that
+    /// never started.
     static func noteInterruption(_ result: AttemptResult, in logPath: String) {
         guard case .interrupted(let why) = result.end, why != .runnerStoppedBeforeStart else { return }
         var line = "--- interrupted: \(result.end.words)"
-        if why == .runnerStopped { line += "; the next `jobrunner run` (or `serve`) starts this job again" }
+        if why == .runnerStopped {
+            // The handler cannot tell a stop of the runner from an operator's `cancel` or `skip`
+            // (or `overlap: replace`): both end the attempt the same way. Saying the job starts
+            // again was false after a cancel.
+            line =
+                "--- interrupted: the attempt was ended before it finished (a stop of the runner, "
+                + "or `cancel`, `skip` or `overlap: replace`); `jobrunner status` says what became of "
+                + "its job (after a stop, the next `jobrunner run` or `serve` starts it again)"
+        }
         let descriptor = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
