@@ -38,6 +38,9 @@ import Testing
                 jobs: [tick]
                 plugin: testkit.notified
                 with: { file: ../delivered, waitFor: ../release }
+                # Longer than any wait of this test on a loaded machine: the hook must still
+                # be under way when the runner is killed (30 s ran out in CI).
+                timeout: 1h
             jobs:
               tick:
                 every: 1h
@@ -55,6 +58,9 @@ import Testing
         #expect(await Self.appears(workspace.root + "/delivered.started"))
         kill(first.processIdentifier, SIGKILL)
         #expect(await exit.wait() == SIGKILL)
+        #expect(
+            !lines.all.contains { $0.hasPrefix("notified    ") || $0.hasSuffix(" failed") },
+            "the hook had not ended: \(lines.all)")
         #expect(!FileManager.default.fileExists(atPath: workspace.root + "/delivered"), "not delivered yet")
 
         _ = FileManager.default.createFile(atPath: workspace.root + "/release", contents: nil)
