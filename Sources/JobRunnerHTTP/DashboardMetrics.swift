@@ -21,12 +21,28 @@ public final class DashboardMetrics: Sendable {
         var running: [String: (since: Date, pipeline: String)] = [:]
         /// Jobs ready for an attempt: since when.
         var ready: [String: Date] = [:]
-        var counters: [String: Prometheus.Counter] = [:]
+        /// Attempts ended, by job, pipeline and outcome: a label set per job (see
+        /// ``LabeledCounters`` for why not in the registry).
+        var ended = LabeledCounters(
+            name: Names.attemptsTotal, help: Names.attemptsHelp, labelNames: ["job", "pipeline", "outcome"])
+        /// Each pipeline's metrics, made in the registry once (a registry lookup per event is not).
+        var byPipeline: [String: PipelineMetrics] = [:]
+    }
+
+    /// The metrics labelled by pipeline only (a bounded set).
+    private struct PipelineMetrics {
+        let running: Prometheus.Gauge
+        let wait: Prometheus.DurationHistogram
+        let duration: Prometheus.DurationHistogram
     }
 
     private let attempts = Locked(Attempts())
     /// Run states by run id, and the occurrences seen, from the committed events.
     private let runs = Locked<(states: [String: RunState], occurrences: [String: String])>(([:], [:]))
+    /// Occurrences started, skipped and missed, by job and result.
+    private let occurrences = Locked(
+        LabeledCounters(
+            name: Names.occurrencesTotal, help: Names.occurrencesHelp, labelNames: ["job", "result"]))
     private let sseClients: Prometheus.Gauge
     private let sseDropped: Prometheus.Counter
     private static let durationBuckets: [Duration] = [
@@ -70,11 +86,9 @@ public final class DashboardMetrics: Sendable {
             case .started:
                 let readySince = state.ready.removeValue(forKey: job) ?? event.time
                 state.running[job] = (event.time, pipeline)
-                registry.makeGauge(descriptor: Names.attemptsRunning, labels: [("pipeline", pipeline)])
-                    .increment()
-                registry.makeDurationHistogram(
-                    descriptor: Names.queueWait, labels: [("pipeline", pipeline)], buckets: Self.waitBuckets
-                ).record(Self.duration(event.time.timeIntervalSince(readySince)))
+                let metrics = metrics(of: pipeline, in: &state)
+                metrics.running.increment()
+                metrics.wait.record(Self.duration(event.time.timeIntervalSince(readySince)))
             case .succeeded, .failed, .retrying, .cancelled, .interrupted, .skipped, .blocked:
                 if event.kind == .retrying {
                     state.ready[job] = event.time.addingTimeInterval(event.delay?.seconds ?? 0)
@@ -82,27 +96,28 @@ public final class DashboardMetrics: Sendable {
                     state.ready[job] = nil
                 }
                 guard let running = state.running.removeValue(forKey: job) else { return }
-                registry.makeGauge(
-                    descriptor: Names.attemptsRunning, labels: [("pipeline", running.pipeline)]
-                )
-                .decrement()
-                registry.makeDurationHistogram(
-                    descriptor: Names.attemptDuration, labels: [("pipeline", running.pipeline)],
-                    buckets: Self.durationBuckets
-                ).record(Self.duration(event.time.timeIntervalSince(running.since)))
-                let outcome = event.kind.rawValue
-                let key = job + "\u{0}" + running.pipeline + "\u{0}" + outcome
-                let counter =
-                    state.counters[key]
-                    ?? registry.makeCounter(
-                        descriptor: Names.attempts,
-                        labels: [("job", job), ("pipeline", running.pipeline), ("outcome", outcome)])
-                state.counters[key] = counter
-                counter.increment()
+                let metrics = metrics(of: running.pipeline, in: &state)
+                metrics.running.decrement()
+                metrics.duration.record(Self.duration(event.time.timeIntervalSince(running.since)))
+                state.ended.increment([job, running.pipeline, event.kind.rawValue])
             default:
                 return
             }
         }
+    }
+
+    /// A pipeline's gauge and histograms, made in the registry the first time it is seen.
+    private func metrics(of pipeline: String, in state: inout Attempts) -> PipelineMetrics {
+        if let known = state.byPipeline[pipeline] { return known }
+        let labels = [("pipeline", pipeline)]
+        let made = PipelineMetrics(
+            running: registry.makeGauge(descriptor: Names.attemptsRunning, labels: labels),
+            wait: registry.makeDurationHistogram(
+                descriptor: Names.queueWait, labels: labels, buckets: Self.waitBuckets),
+            duration: registry.makeDurationHistogram(
+                descriptor: Names.attemptDuration, labels: labels, buckets: Self.durationBuckets))
+        state.byPipeline[pipeline] = made
+        return made
     }
 
     private static func duration(_ seconds: TimeInterval) -> Duration {
@@ -145,10 +160,7 @@ public final class DashboardMetrics: Sendable {
                     default: "started"
                     }
                 if let result {
-                    registry.makeCounter(
-                        descriptor: Names.occurrences, labels: [("job", job), ("result", result)]
-                    )
-                    .increment()
+                    occurrences.withLock { $0.increment([job, result]) }
                 }
             }
             publishRuns()
@@ -196,6 +208,8 @@ public final class DashboardMetrics: Sendable {
         }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
+        attempts.withLock { $0.ended.emit(into: &buffer) }
+        occurrences.withLock { $0.emit(into: &buffer) }
         return buffer
     }
 }
@@ -205,9 +219,8 @@ private enum Names {
     static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "jobrunner", metricName: metric, unitName: unit, helpText: help)
     }
-    static var attempts: MetricNameDescriptor {
-        name("attempts", "total", "Attempts ended, by job, pipeline and outcome")
-    }
+    static let attemptsTotal = "jobrunner_attempts_total"
+    static let attemptsHelp = "Attempts ended, by job, pipeline and outcome"
     static var attemptsRunning: MetricNameDescriptor {
         name("attempts_running", "", "Attempts under way, by pipeline")
     }
@@ -217,9 +230,8 @@ private enum Names {
     static var queueWait: MetricNameDescriptor {
         name("attempt_queue_wait", "seconds", "From a job being ready to its attempt's start")
     }
-    static var occurrences: MetricNameDescriptor {
-        name("occurrences", "total", "Periodic occurrences started, skipped (overlap) and missed (catchUp)")
-    }
+    static let occurrencesTotal = "jobrunner_occurrences_total"
+    static let occurrencesHelp = "Periodic occurrences started, skipped (overlap) and missed (catchUp)"
     static var runs: MetricNameDescriptor { name("runs", "", "Stored runs by state") }
     static var storeCommit: MetricNameDescriptor {
         name("store_commit", "seconds", "From a commit's submission to the store to its being durable")
