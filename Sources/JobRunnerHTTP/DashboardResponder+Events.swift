@@ -47,10 +47,10 @@ extension DashboardResponder {
                 switch item {
                 case .heartbeat:
                     bytes.append(contentsOf: ": heartbeat\n\n".utf8)
-                case .event(let event, let frame):
-                    guard event.sequence > last else { continue }
-                    bytes.append(contentsOf: frame)
-                    last = event.sequence
+                case .events(let batch):
+                    guard batch.last > last else { continue }
+                    bytes.append(contentsOf: batch.frames(after: last))
+                    last = batch.last
                 }
                 if bytes.isEmpty { continue }
                 try await writer.write(ByteBuffer(bytes: bytes))

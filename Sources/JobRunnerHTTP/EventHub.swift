@@ -2,19 +2,63 @@ import Foundation
 import JobRunnerCore
 import Synchronization
 
-/// Follows the store's committed events once and hands each to every SSE client, each through a
+/// Follows the store's committed events once and hands them to every SSE client, each through a
 /// bounded buffer of its own: a client that falls that far behind (a slow or stalled reader)
 /// is dropped, and the runner never waits for any. A dropped client resumes from the store with
 /// `Last-Event-ID`.
+///
+/// Events read from the store together go out together, as one ``Batch`` and one write per
+/// client: one item and one socket write per event and client made 50 clients of a 20,000-job
+/// run three million of each.
 public final class EventHub: Sendable {
     /// What a client gets.
     public enum Item: Sendable {
-        /// An event and its frame on the stream (``EventStream/frame(_:into:)``), made once for
-        /// every client; empty for a change that makes no event of its own.
-        case event(CommittedEvent, frame: [UInt8])
+        /// Events in order, with their frames on the stream made once for every client.
+        case events(Batch)
         /// Nothing happened for a while: a comment line keeps the connection.
         case heartbeat
+
+        /// How much of a client's buffer the item takes: an event each, a heartbeat one.
+        var weight: Int {
+            switch self {
+            case .events(let batch): max(1, batch.sequences.count)
+            case .heartbeat: 1
+            }
+        }
     }
+
+    /// Consecutive events and their frames (``EventStream/frame(_:into:)``; none for a change
+    /// that makes no event of its own).
+    public struct Batch: Sendable {
+        /// Each event's sequence number, in order.
+        public private(set) var sequences: [UInt64] = []
+        /// The events' frames, one after the other.
+        private var frames: [UInt8] = []
+        /// Where each event's frame ends in ``frames``.
+        private var ends: [Int] = []
+
+        public init() {}
+
+        /// Adds the next event and its frame.
+        public mutating func append(_ event: CommittedEvent) {
+            EventStream.frame(event, into: &frames)
+            sequences.append(event.sequence)
+            ends.append(frames.count)
+        }
+
+        /// The sequence number of the batch's last event; 0 when empty.
+        public var last: UInt64 { sequences.last ?? 0 }
+
+        /// The frames of the events after `sequence` (a client that read the ones before from
+        /// the store skips them).
+        public func frames(after sequence: UInt64) -> ArraySlice<UInt8> {
+            guard let first = sequences.firstIndex(where: { $0 > sequence }) else { return [] }
+            return frames[(first == 0 ? 0 : ends[first - 1])...]
+        }
+    }
+
+    /// Events from the store go out in batches of at most this many.
+    static let batchLimit = 256
 
     /// A client's place in the hub.
     public final class Subscription: Sendable {
@@ -22,27 +66,54 @@ public final class EventHub: Sendable {
         /// what came before from the store, and what comes after from ``items``.
         public let joinedAfter: UInt64
         /// The events after ``joinedAfter``; ends when the client is dropped or leaves.
-        public let items: AsyncStream<Item>
+        public var items: Items { Items(subscription: self) }
+        private let stream: AsyncStream<Item>
         fileprivate let continuation: AsyncStream<Item>.Continuation
         private let droppedFlag = Atomic<Bool>(false)
+        /// How many events wait in the buffer (heartbeats count one).
+        private let waiting = Atomic<Int>(0)
+        private let capacity: Int
 
         fileprivate init(joinedAfter: UInt64, capacity: Int) {
             self.joinedAfter = joinedAfter
-            (items, continuation) = AsyncStream.makeStream(
-                of: Item.self, bufferingPolicy: .bufferingOldest(capacity))
+            self.capacity = capacity
+            (stream, continuation) = AsyncStream.makeStream(of: Item.self)
         }
 
         /// Whether the hub dropped this client for falling behind.
         public var dropped: Bool { droppedFlag.load(ordering: .acquiring) }
 
-        /// Hands `item` over; false when the buffer was full and the client is dropped.
+        /// Hands `item` over; false when it would take the client's buffer past its capacity,
+        /// and the client is dropped (what it holds still reaches it, then its stream ends).
         fileprivate func offer(_ item: Item) -> Bool {
-            if case .dropped = continuation.yield(item) {
+            let weight = item.weight
+            if waiting.add(weight, ordering: .relaxed).newValue > capacity {
                 droppedFlag.store(true, ordering: .releasing)
                 continuation.finish()
                 return false
             }
+            continuation.yield(item)
             return true
+        }
+
+        /// The client's items as it takes them: each frees its place in the buffer.
+        public struct Items: AsyncSequence, Sendable {
+            fileprivate let subscription: Subscription
+
+            public func makeAsyncIterator() -> Iterator {
+                Iterator(base: subscription.stream.makeAsyncIterator(), subscription: subscription)
+            }
+
+            public struct Iterator: AsyncIteratorProtocol {
+                var base: AsyncStream<Item>.Iterator
+                let subscription: Subscription
+
+                public mutating func next() async -> Item? {
+                    guard let item = await base.next() else { return nil }
+                    subscription.waiting.subtract(item.weight, ordering: .relaxed)
+                    return item
+                }
+            }
         }
     }
 
@@ -104,11 +175,19 @@ public final class EventHub: Sendable {
     public func follow() async {
         let start = state.withLock { $0.last }
         do {
-            for try await event in reader.events(after: start) {
-                await onEvent(event)
-                var frame: [UInt8] = []
-                EventStream.frame(event, into: &frame)
-                deliver(.event(event, frame: frame), sequence: event.sequence)
+            var events = reader.events(after: start).makeAsyncIterator()
+            while let first = try await events.next() {
+                var batch = Batch()
+                var event = first
+                while true {
+                    await onEvent(event)
+                    batch.append(event)
+                    guard events.buffered > 0, batch.sequences.count < Self.batchLimit,
+                        let next = try await events.next()
+                    else { break }
+                    event = next
+                }
+                deliver(.events(batch), sequence: batch.last)
             }
         } catch {
             // The store failed: the clients end, and resume (from the store) when they come back.

@@ -24,6 +24,10 @@ public struct CommittedEvents: AsyncSequence, Sendable {
         var buffer: [CommittedEvent] = []
         var next = 0
 
+        /// How many events this iterator holds already: ``next()`` hands them out without
+        /// reading the store or waiting (a follower groups them into one write).
+        public var buffered: Int { buffer.count - next }
+
         public mutating func next() async throws(StoreError) -> CommittedEvent? {
             try await next(isolation: nil)
         }
