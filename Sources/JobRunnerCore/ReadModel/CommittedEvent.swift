@@ -89,7 +89,7 @@ public struct CommittedEvent: Sendable, Hashable {
 extension CommittedEvent {
     /// The events of one commit in the form a store keeps them: a JSON object with the commit's
     /// date and its events in order, written directly (it is written on every commit of a run)
-    /// and read back by `JSONDecoder`.
+    /// and read back where it lies (``events(inBatch:last:)``).
     public struct Batch: Sendable {
         /// The stored bytes.
         public private(set) var bytes: [UInt8] = []
@@ -213,91 +213,6 @@ extension CommittedEvent {
             json.endObject()
             bytes = json.drain()
             return bytes
-        }
-    }
-
-    /// Reads back a stored batch (``Batch``) whose last event has the number `last`.
-    /// - Throws: when the bytes are not such a batch (a damaged store).
-    public static func events(inBatch bytes: [UInt8], last: UInt64) throws -> [CommittedEvent] {
-        let batch = try JSONDecoder().decode(StoredBatch.self, from: Data(bytes))
-        let first = last + 1 - UInt64(batch.events.count)
-        return try batch.events.enumerated().map { index, stored in
-            CommittedEvent(
-                sequence: first + UInt64(index), committedAt: batch.at, change: try stored.change())
-        }
-    }
-
-    private struct StoredBatch: Decodable {
-        var at: Date
-        var events: [StoredChange]
-    }
-
-    private struct StoredChange: Decodable {
-        var t: String
-        var run: String?
-        var job: String?
-        var state: String?
-        var n: Int?
-        var name: String?
-        var id: UInt64?
-        var kind: String?
-        var time: Date?
-        var reason: String?
-        var code: Int32?
-        var delay: Double?
-        var key: String?
-        var value: String?
-        var at: Date?
-        var hook: String?
-
-        func change() throws -> Change {
-            func need<Value>(_ value: Value?) throws -> Value {
-                guard let value else {
-                    throw DecodingError.valueNotFound(
-                        Value.self, .init(codingPath: [], debugDescription: "a member of a \(t) event"))
-                }
-                return value
-            }
-            switch t {
-            case "run": return .run(id: try need(run), state: try need(state.flatMap(RunState.init)))
-            case "current": return .currentRun(id: try need(run))
-            case "job":
-                return .job(
-                    runID: try need(run), jobID: try need(job), state: try need(state.flatMap(JobState.init)),
-                    attempts: try need(n))
-            case "opened": return .jobsOpened(runID: try need(run), count: try need(n))
-            case "pipeline": return .pipeline(name: try need(name), suspended: try need(n))
-            case "request":
-                return .requestPosted(
-                    runID: try need(run), id: try need(id),
-                    kind: try need(kind.flatMap(OperatorRequest.Kind.init)),
-                    jobID: try need(job))
-            case "taken": return .requestTaken(runID: try need(run), id: try need(id))
-            case "schedule": return .schedule(jobID: try need(job))
-            case "deleted": return .runDeleted(id: try need(run))
-            case "ev":
-                return .event(
-                    RunEvent(
-                        time: try need(time), run: try need(run), job: job, attempt: n,
-                        kind: try need(kind.flatMap(RunEvent.Kind.init)), reason: reason, exitCode: code,
-                        delay: delay.map { Duration.seconds($0) }, key: key, value: value, state: state,
-                        pipeline: name, occurrence: at, hook: hook))
-            case "answer":
-                let request = OperatorRequest(
-                    id: try need(id), kind: try need(kind.flatMap(OperatorRequest.Kind.init)),
-                    jobID: try need(job), requestedAt: try need(time), runID: run)
-                let words = try need(reason)
-                let result: OperatorResult =
-                    switch try need(state) {
-                    case "applied": .applied(words)
-                    case "terminating": .terminating(jobID: words)
-                    default: .refused(words)
-                    }
-                return .answer(OperatorAnswer(request: request, result: result))
-            default:
-                throw DecodingError.dataCorrupted(
-                    .init(codingPath: [], debugDescription: "an event of kind \(t)"))
-            }
         }
     }
 }
