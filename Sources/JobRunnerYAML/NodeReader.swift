@@ -165,6 +165,9 @@ struct NodeReader {
         -> Known<Key>
     {
         var table = Known<Key>()
+        // A key already written is no typo's meaning (`rn:` beside `on:` meant `run`): only the
+        // others are suggested. Worked out at the first unknown key, which most maps have none of.
+        var unwritten: [String]?
         // `x-` keys are the user's own (SPEC 3.1): room for anchors, notes and tools' settings.
         for entry in entries where !entry.key.hasPrefix("x-") {
             if let key = Key.byName[entry.key] {
@@ -173,9 +176,12 @@ struct NodeReader {
                 // A merged key is reported once, at the anchor: not in the words of each map that
                 // merges it.
                 let place = entry.isMerged ? "a map merged with <<" : what()
+                let written = Set(entries.map(\.key))
+                let candidates = unwritten ?? Key.names.filter { !written.contains($0) }
+                unwritten = candidates
                 error(
                     entry.keyNode,
-                    "unknown key \(VisibleText.quoted(entry.key)) in \(place)\(Suggestion.hint(for: entry.key, in: Key.names))"
+                    "unknown key \(VisibleText.quoted(entry.key)) in \(place)\(Suggestion.hint(for: entry.key, in: candidates))"
                 )
             }
         }

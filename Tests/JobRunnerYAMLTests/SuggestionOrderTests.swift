@@ -16,4 +16,24 @@ import Testing
         #expect(messages.contains { $0.hasSuffix("did you mean 'p2'?") }, "\(messages)")
         #expect(messages.contains { $0.hasSuffix("did you mean 'c2'?") }, "\(messages)")
     }
+
+    /// A key the map already has is not what a typo meant: `rn:` beside `on:` in a notify hook
+    /// is `run`, and `rnu:` beside `run:` gets no suggestion of `run`.
+    @Test func aKeyAlreadyWrittenIsNotSuggested() {
+        let text =
+            "notify:\n  mail:\n    on: [failure]\n    rn: ./notify.sh\n"
+            + "jobs:\n  a:\n    run: \"true\"\n    rnu: \"false\"\n"
+        let messages = JobFileLoader.load(texts: [("jobs.yaml", text)], environment: [:]).diagnostics.map(
+            \.description)
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:4:5: error: unknown key 'rn'") && $0.hasSuffix("did you mean 'run'?")
+            },
+            "\(messages)")
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:8:5: error: unknown key 'rnu'") && !$0.contains("did you mean")
+            },
+            "\(messages)")
+    }
 }
