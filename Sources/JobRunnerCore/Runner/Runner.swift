@@ -53,7 +53,7 @@ public struct RunSummary: Sendable, Hashable {
     public var resumed: Bool
     /// The signal that stopped the run, when it was stopped.
     public var stopSignal: Int32?
-    /// How many jobs ended in each state.
+    /// How many jobs ended in each state, as `status` shows them (``Scheduler/shownCounts``).
     public var counts: [JobState: Int]
     /// How many periodic occurrences this runner ran (or found blocked) ended failed.
     public var failedOccurrences: Int = 0
@@ -277,7 +277,7 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: resumed,
-            stopSignal: pump.stopSignal, counts: main.counts,
+            stopSignal: pump.stopSignal, counts: main.shownCounts,
             failedOccurrences: pump.conductor.failedOccurrences,
             troubled: main.troubledJobs)
     }
