@@ -164,6 +164,24 @@ import Testing
         #expect(driver.conductor.nextWakeDate == ConductorDriver.date(60), "the schedule does not move")
     }
 
+    /// The stop summary counts occurrences that failed, not their ends: one retried that fails
+    /// again is one, and one a retry then makes succeed is none.
+    @Test func anOccurrenceRetriedCountsOnceAmongTheFailed() throws {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        let runID = ConductorDriver.run("tick", 0)
+        for round in 1...2 {
+            driver.fail("tick", at: 0)
+            #expect(driver.conductor.failedOccurrences == 1, "after failure \(round)")
+            let snapshot = try finished(driver, runID, job: "tick", .failed)
+            driver.send(
+                .periodicRequests(
+                    [request(.retry, "tick", run: runID, id: UInt64(round))], finished: [runID: snapshot]))
+            #expect(driver.started == ["tick@0"])
+        }
+        driver.succeed("tick", at: 0)
+        #expect(driver.conductor.failedOccurrences == 0, "it ended well in the end")
+    }
+
     @Test func skipOfAFailedOccurrenceMakesItSkippedAndItsRunSucceeded() throws {
         var driver = ConductorDriver(periodic: [periodicJob("tick")])
         driver.fail("tick", at: 0)
