@@ -207,9 +207,18 @@ struct StatusReport {
                 lines.append("  \(record.jobID): \(now)\(last); \(next)")
             }
             if view.runnerPID == nil {
+                // With no runner, an occurrence that has a run and is not final was left by one
+                // that stopped: the next one resumes it, which is said with the rest.
+                let left = view.underWay.filter { $0.value.runID != nil }
+                    .sorted { ($0.value.scheduledAt, $0.key) < ($1.value.scheduledAt, $1.key) }
+                    .map { "\($0.key) @ \(Timestamps.clock($0.value.scheduledAt))" }
+                let resumes =
+                    left.isEmpty
+                    ? ""
+                    : "; it resumes the occurrence\(left.count == 1 ? "" : "s") left stopped (\(left.joined(separator: ", ")))"
                 lines.append(
                     "no runner is serving this state directory: periodic jobs fire only while `jobrunner serve` runs"
-                )
+                        + resumes)
             }
         }
         if !view.pendingRequests.isEmpty {

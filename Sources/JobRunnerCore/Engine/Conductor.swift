@@ -100,6 +100,9 @@ public struct Conductor {
     public var failedOccurrences: Int { failedOccurrenceRuns.count }
     /// The runs of the occurrences that last ended failed under this conductor.
     var failedOccurrenceRuns = Set<String>()
+    /// The occurrences under way that ``closeAll(now:)`` left `stopped`, by date: the next
+    /// `serve` or `run` resumes them.
+    public internal(set) var stoppedOccurrences: [Occurrence] = []
     /// Whether a stop was asked for.
     public internal(set) var stopped = false
     /// The requests about periodic jobs taken: one read twice (two looks at the store before the
@@ -292,7 +295,9 @@ public struct Conductor {
         for runID in occurrenceRuns.keys.sorted() {
             guard var entry = occurrenceRuns.removeValue(forKey: runID) else { continue }
             closing.append(entry.scheduler.close(now: now))
+            if entry.scheduler.run.state == .stopped { stoppedOccurrences.append(entry.occurrence) }
         }
+        stoppedOccurrences.sort()
         return closing
     }
 

@@ -57,6 +57,9 @@ public struct RunSummary: Sendable, Hashable {
     public var counts: [JobState: Int]
     /// How many periodic occurrences this runner ran (or found blocked) ended failed.
     public var failedOccurrences: Int = 0
+    /// The periodic occurrences under way that the stop left `stopped`, by date: the next
+    /// `serve` or `run` resumes them.
+    public var stoppedOccurrences: [Occurrence] = []
     /// The jobs that ended badly (``Scheduler/troubledJobs``), in load order.
     public var troubled: [JobRecord] = []
 
@@ -279,6 +282,7 @@ public final class Runner: Sendable {
             runID: main.run.id, state: main.run.state, resumed: resumed,
             stopSignal: pump.stopSignal, counts: main.shownCounts,
             failedOccurrences: pump.conductor.failedOccurrences,
+            stoppedOccurrences: pump.conductor.stoppedOccurrences,
             troubled: main.troubledJobs)
     }
 
