@@ -119,6 +119,7 @@ enum RecordJSON {
         writer.member("jobID", schedule.jobID)
         writer.member("lastResult", schedule.lastResult?.rawValue)
         writer.member("lastRunID", schedule.lastRunID)
+        writer.member("lastRunScheduledAt", schedule.lastRunScheduledAt)
         writer.member("lastScheduled", schedule.lastScheduled)
         writer.member("nextDue", schedule.nextDue)
         writer.member("overlap", schedule.overlap?.rawValue)

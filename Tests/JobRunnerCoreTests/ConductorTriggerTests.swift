@@ -182,6 +182,24 @@ import Testing
         #expect(driver.conductor.failedOccurrences == 0, "it ended well in the end")
     }
 
+    /// `status` names a job's latest occurrence by date as its last run: an older one retried
+    /// after a newer one ended does not take its place.
+    @Test func anOlderOccurrenceRetriedLaterIsNotTheJobsLastRun() throws {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        driver.fail("tick", at: 0)
+        let old = ConductorDriver.run("tick", 0)
+        let snapshot = try finished(driver, old, job: "tick", .failed)
+        driver.advance(to: 60)
+        driver.succeed("tick", at: 60)
+        #expect(driver.schedules["tick"]?.lastRunID == ConductorDriver.run("tick", 60))
+        driver.send(.periodicRequests([request(.retry, "tick", run: old)], finished: [old: snapshot]))
+        #expect(driver.started == ["tick@0"])
+        driver.fail("tick", at: 0)
+        #expect(driver.occurrences(of: "tick").map(\.state).contains(.failed))
+        #expect(driver.schedules["tick"]?.lastRunID == ConductorDriver.run("tick", 60))
+        #expect(driver.schedules["tick"]?.lastResult == .succeeded)
+    }
+
     @Test func skipOfAFailedOccurrenceMakesItSkippedAndItsRunSucceeded() throws {
         var driver = ConductorDriver(periodic: [periodicJob("tick")])
         driver.fail("tick", at: 0)

@@ -142,6 +142,7 @@ import Testing
             schedule: "*/5 " + text)
         full.lastResult = .succeeded
         full.lastRunID = text
+        full.lastRunScheduledAt = JSONFixtures.dates[4]
         full.nextDue = JSONFixtures.dates[7]
         full.backlog = JSONFixtures.dates
         full.queued = JSONFixtures.dates[8]

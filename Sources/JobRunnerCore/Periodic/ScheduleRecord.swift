@@ -20,6 +20,9 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// this one goes on only after a success (SPEC 5.8).
     public var lastResult: RunState?
     public var lastRunID: String?
+    /// The scheduled date of that occurrence: one that ends later but fell due earlier (an old
+    /// one retried) does not replace it. Nil in a record written before it was kept.
+    public var lastRunScheduledAt: Date?
     /// The next scheduled date as computed when this record was written, for `status`.
     public var nextDue: Date?
     /// Occurrences decided to run that have no run yet, oldest first: one held until its needs
@@ -48,8 +51,8 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     public var waiting: [Date] { backlog + (queued.map { [$0] } ?? []) }
 
     private enum CodingKeys: String, CodingKey {
-        case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, nextDue, backlog, queued,
-            triggered, overlap
+        case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, lastRunScheduledAt, nextDue,
+            backlog, queued, triggered, overlap
     }
 
     /// Decodes a stored record; one written before the waiting dates were stored has none.
@@ -61,6 +64,7 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         schedule = try container.decode(String.self, forKey: .schedule)
         lastResult = try container.decodeIfPresent(RunState.self, forKey: .lastResult)
         lastRunID = try container.decodeIfPresent(String.self, forKey: .lastRunID)
+        lastRunScheduledAt = try container.decodeIfPresent(Date.self, forKey: .lastRunScheduledAt)
         nextDue = try container.decodeIfPresent(Date.self, forKey: .nextDue)
         backlog = try container.decodeIfPresent([Date].self, forKey: .backlog) ?? []
         queued = try container.decodeIfPresent(Date.self, forKey: .queued)
@@ -76,6 +80,7 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         try container.encode(schedule, forKey: .schedule)
         try container.encodeIfPresent(lastResult, forKey: .lastResult)
         try container.encodeIfPresent(lastRunID, forKey: .lastRunID)
+        try container.encodeIfPresent(lastRunScheduledAt, forKey: .lastRunScheduledAt)
         try container.encodeIfPresent(nextDue, forKey: .nextDue)
         try container.encode(backlog, forKey: .backlog)
         try container.encodeIfPresent(queued, forKey: .queued)

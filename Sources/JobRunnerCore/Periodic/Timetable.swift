@@ -245,13 +245,18 @@ public struct Timetable {
         running[occurrence.jobID] = occurrence
     }
 
-    /// Records how an occurrence's run ended; returns the record to store.
+    /// Records how an occurrence's run ended; returns the record to store, or nil when the
+    /// record names a later occurrence already.
     public mutating func recordResult(of occurrence: Occurrence, runID: String, state: RunState)
         -> ScheduleRecord?
     {
         guard var record = records[occurrence.jobID] else { return nil }
+        // The job's last run is its latest occurrence by date: an older one that ends after it
+        // (retried by `retry --run`) does not take its place in `status`.
+        if let latest = record.lastRunScheduledAt, occurrence.scheduledAt < latest { return nil }
         record.lastResult = state
         record.lastRunID = runID
+        record.lastRunScheduledAt = occurrence.scheduledAt
         records[occurrence.jobID] = record
         return record
     }
