@@ -140,8 +140,12 @@ struct StatusReport {
     func table() -> String {
         let run = view.run
         var lines: [String] = []
-        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.moment(run.startedAt))"
-        if let finished = run.finishedAt { head += "  finished \(Timestamps.moment(finished))" }
+        // An occurrence recorded without running never started: its dates are when it was noted.
+        var head =
+            "run \(run.id)  \(run.state.rawValue)  started \(run.neverStarted ? "-" : Timestamps.moment(run.startedAt))"
+        if let finished = run.finishedAt, !run.neverStarted {
+            head += "  finished \(Timestamps.moment(finished))"
+        }
         if let runnerPID = view.runnerPID {
             head += "  (runner pid \(runnerPID))"
         } else if !run.state.isFinal {
