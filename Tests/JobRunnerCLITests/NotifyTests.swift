@@ -38,6 +38,25 @@ import Testing
         #expect(status.contains("failed"), "\(status)")
     }
 
+    /// The summary a hook reads names the runner that delivered it (it held `runnerPID: null`:
+    /// the runner asked the lock's holder, which is itself, as if it were another).
+    @Test func aHooksSummaryNamesTheRunnersPID() async throws {
+        let workspace = try Workspace(files: [
+            "jobs.yaml": """
+            notify:
+              ops:
+                run: 'cp "$JOBRUNNER_NOTIFY_SUMMARY" ../summary.json'
+            jobs:
+              build:
+                run: "false"
+            """
+        ])
+        let runner = try workspace.start(["run", "jobs"])
+        #expect(await ExitWatcher(runner).wait() == 1)
+        let summary = try statusJSON(workspace.read("summary.json"))
+        #expect(summary["runnerPID"] as? Int == Int(runner.processIdentifier), "\(summary)")
+    }
+
     @Test func badHooksAreLocatedAndNothingRuns() async throws {
         let workspace = try Workspace(files: [
             "jobs.yaml": """
