@@ -124,6 +124,13 @@ enum RecordJSON {
         writer.member("nextDue", schedule.nextDue)
         writer.member("overlap", schedule.overlap?.rawValue)
         writer.member("queued", schedule.queued)
+        if let refused = schedule.refusedTrigger {
+            writer.key("refusedTrigger")
+            writer.beginObject()
+            writer.member("reason", refused.reason)
+            writer.member("requestedAt", refused.requestedAt)
+            writer.endObject()
+        }
         writer.member("schedule", schedule.schedule)
         writer.key("triggered")
         writer.beginArray()

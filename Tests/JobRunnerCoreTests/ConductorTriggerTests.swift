@@ -43,6 +43,23 @@ import Testing
         #expect(deletedRequests(driver) == [1])
     }
 
+    /// A refused trigger is kept in the job's schedule record, which `status` shows (a trigger
+    /// stored for the next runner was refused in serve's output alone), until one is taken.
+    @Test func aRefusedTriggerIsKeptInTheScheduleRecordUntilOneIsTaken() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .skip)])
+        driver.advance(to: 10)
+        driver.send(.periodicRequests([ConductorDriver.trigger("tick", at: 10)], finished: [:]))
+        #expect(
+            driver.schedules["tick"]?.refusedTrigger
+                == RefusedTrigger(
+                    requestedAt: ConductorDriver.date(10),
+                    reason: "an occurrence of tick still runs (overlap: skip)"))
+        driver.succeed("tick", at: 0)
+        driver.send(.periodicRequests([ConductorDriver.trigger("tick", at: 20, id: 2)], finished: [:]))
+        #expect(driver.started == ["tick@20"])
+        #expect(driver.schedules["tick"]?.refusedTrigger == nil, "a trigger taken clears it")
+    }
+
     @Test func underQueueATriggerWaitsBehindTheRunningOccurrenceAcrossACrash() {
         var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .queue)])
         driver.advance(to: 10)

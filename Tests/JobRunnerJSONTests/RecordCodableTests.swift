@@ -147,6 +147,7 @@ import Testing
         full.backlog = JSONFixtures.dates
         full.queued = JSONFixtures.dates[8]
         full.triggered = [JSONFixtures.dates[8]]
+        full.refusedTrigger = RefusedTrigger(requestedAt: JSONFixtures.dates[3], reason: text)
         return [full, ScheduleRecord(jobID: text, anchor: JSONFixtures.dates[0], schedule: "every 1s")]
     }
 

@@ -208,7 +208,12 @@ struct StatusReport {
                 let next = record.nextDue.map { "next due \(Timestamps.moment($0))" } ?? "no next date"
                 let now =
                     view.underWay[record.jobID].map { Self.words(for: $0, jobID: record.jobID) + "; " } ?? ""
-                lines.append("  \(record.jobID): \(now)\(last); \(next)")
+                // A trigger a runner refused, maybe one stored while nobody watched its output.
+                let refused =
+                    record.refusedTrigger.map {
+                        "; trigger of \(Timestamps.moment($0.requestedAt)) refused: \($0.reason)"
+                    } ?? ""
+                lines.append("  \(record.jobID): \(now)\(last); \(next)\(refused)")
             }
             if view.runnerPID == nil {
                 // With no runner, an occurrence that has a run and is not final was left by one

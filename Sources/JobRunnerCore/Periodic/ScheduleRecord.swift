@@ -39,6 +39,10 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// while no runner works meets when an occurrence is unfinished. Nil in a record written
     /// before it was kept.
     public var overlap: Overlap?
+    /// The latest `jobrunner trigger` a runner refused (under `overlap: skip`, while an
+    /// occurrence ran), until one is taken: a trigger stored while no runner worked is refused
+    /// by a runner nobody watches, so `status` says it. Nil when none was refused.
+    public var refusedTrigger: RefusedTrigger?
 
     public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
         self.jobID = jobID
@@ -52,7 +56,7 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, lastRunScheduledAt, nextDue,
-            backlog, queued, triggered, overlap
+            backlog, queued, triggered, overlap, refusedTrigger
     }
 
     /// Decodes a stored record; one written before the waiting dates were stored has none.
@@ -70,6 +74,7 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         queued = try container.decodeIfPresent(Date.self, forKey: .queued)
         triggered = try container.decodeIfPresent([Date].self, forKey: .triggered) ?? []
         overlap = try container.decodeIfPresent(String.self, forKey: .overlap).flatMap(Overlap.init)
+        refusedTrigger = try container.decodeIfPresent(RefusedTrigger.self, forKey: .refusedTrigger)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -86,5 +91,17 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         try container.encodeIfPresent(queued, forKey: .queued)
         try container.encode(triggered, forKey: .triggered)
         try container.encodeIfPresent(overlap?.rawValue, forKey: .overlap)
+        try container.encodeIfPresent(refusedTrigger, forKey: .refusedTrigger)
+    }
+}
+
+/// A `jobrunner trigger` a runner refused: when it was asked for, and why.
+public struct RefusedTrigger: Sendable, Hashable, Codable {
+    public var requestedAt: Date
+    public var reason: String
+
+    public init(requestedAt: Date, reason: String) {
+        self.requestedAt = requestedAt
+        self.reason = reason
     }
 }
