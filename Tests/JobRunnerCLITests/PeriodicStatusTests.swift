@@ -33,6 +33,14 @@ import Testing
         let underWay = try #require(periodic["underWay"] as? [String: Any])
         #expect(underWay["state"] as? String == "running")
         #expect(underWay["manual"] as? Bool == false)
+        // A trigger refused while it runs stays on the job's line, not only in serve's output.
+        let trigger = try await workspace.run("trigger", "slow")
+        #expect(trigger.status == 1, "\(trigger.stdout)\(trigger.stderr)")
+        let refused = try await workspace.run("status").stdout
+        #expect(
+            refused.contains("; trigger of ")
+                && refused.contains(" refused: an occurrence of slow still runs (overlap: skip)"),
+            "\(refused)")
 
         kill(serve.processIdentifier, SIGINT)
         #expect(await exit.wait() == 0)
