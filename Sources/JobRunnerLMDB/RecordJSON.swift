@@ -119,10 +119,18 @@ enum RecordJSON {
         writer.member("jobID", schedule.jobID)
         writer.member("lastResult", schedule.lastResult?.rawValue)
         writer.member("lastRunID", schedule.lastRunID)
+        writer.member("lastRunScheduledAt", schedule.lastRunScheduledAt)
         writer.member("lastScheduled", schedule.lastScheduled)
         writer.member("nextDue", schedule.nextDue)
         writer.member("overlap", schedule.overlap?.rawValue)
         writer.member("queued", schedule.queued)
+        if let refused = schedule.refusedTrigger {
+            writer.key("refusedTrigger")
+            writer.beginObject()
+            writer.member("reason", refused.reason)
+            writer.member("requestedAt", refused.requestedAt)
+            writer.endObject()
+        }
         writer.member("schedule", schedule.schedule)
         writer.key("triggered")
         writer.beginArray()

@@ -171,6 +171,14 @@ struct JobFileParser {
 
     /// A `retention:` map (`runs`, `age`): the file's, or a periodic job's own (SPEC 5.12).
     mutating func parseRetention(_ node: Node, what: String) -> RetentionPolicy? {
+        // `retention: 3` means a number of runs: the error shows the map that says so.
+        if reader.tree.kind(node) == .scalar, let runs = reader.plainInt(node) {
+            reader.error(
+                node,
+                "\(what) must be a map of runs and age, not a bare number; write '\(what): { runs: \(runs) }'"
+            )
+            return nil
+        }
         guard let entries = section(node, what: what) else { return nil }
         let known = reader.known(entries, as: RetentionKey.self, in: what)
         var policy = RetentionPolicy()

@@ -165,6 +165,10 @@ struct NodeReader {
         -> Known<Key>
     {
         var table = Known<Key>()
+        // A key already written is seldom a typo's meaning (`rn:` beside `on:` meant `run`): the
+        // others are tried first, and a written one only when none of them is near (`job:`
+        // beside `jobs:`). Worked out at the first unknown key, which most maps have none of.
+        var unwritten: [String]?
         // `x-` keys are the user's own (SPEC 3.1): room for anchors, notes and tools' settings.
         for entry in entries where !entry.key.hasPrefix("x-") {
             if let key = Key.byName[entry.key] {
@@ -173,10 +177,16 @@ struct NodeReader {
                 // A merged key is reported once, at the anchor: not in the words of each map that
                 // merges it.
                 let place = entry.isMerged ? "a map merged with <<" : what()
+                let written = Set(entries.map(\.key))
+                let candidates = unwritten ?? Key.names.filter { !written.contains($0) }
+                unwritten = candidates
+                let hint =
+                    Suggestion.closest(to: entry.key, in: candidates)
+                    ?? Suggestion.closest(to: entry.key, in: Key.names)
                 error(
                     entry.keyNode,
-                    "unknown key \(VisibleText.quoted(entry.key)) in \(place)\(Suggestion.hint(for: entry.key, in: Key.names))"
-                )
+                    "unknown key \(VisibleText.quoted(entry.key)) in \(place)"
+                        + (hint.map { "; did you mean \(VisibleText.quoted($0))?" } ?? ""))
             }
         }
         return table

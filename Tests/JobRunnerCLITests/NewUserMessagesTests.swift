@@ -87,13 +87,14 @@ import Testing
     }
 
     /// Ctrl-C on a run: jobs waiting offline were announced once, the summary says that the
-    /// next run resumes, and the interrupted attempt's log ends with a line saying so.
+    /// next run resumes and counts the jobs as `status` shows them, and the interrupted attempt's log ends with a line saying so.
     @Test func anInterruptedRunSaysHowToResumeAndItsAttemptsLogSaysSo() async throws {
         let workspace = try Workspace(files: [
             "jobs.yaml": """
             jobs:
               fetch-a: { run: "true", requiresInternet: true }
               fetch-b: { run: "true", requiresInternet: true }
+              use: { run: "true", needs: [fetch-a] }
               long:
                 run: "echo working; touch ../started; while [ ! -f ../never ]; do sleep 0.05; done"
             """
@@ -116,6 +117,16 @@ import Testing
         #expect(
             summary.hasSuffix("; `jobrunner run` with the same job files resumes it (--new starts afresh)"),
             "\(summary)")
+        // The summary counts what `status` shows: the job held by its need waits, as the two
+        // offline and the interrupted one (it said "3 waiting, 1 pending").
+        #expect(summary.contains(": 4 waiting;"), "\(summary)")
+        let status = try await workspace.run("status")
+        let states = status.stdout.split(separator: "\n").compactMap { line -> String? in
+            let cells = line.split(separator: " ", omittingEmptySubsequences: true)
+            return cells.count > 2 && ["fetch-a", "fetch-b", "use", "long"].contains(String(cells[0]))
+                ? String(cells[2]) : nil
+        }
+        #expect(states == ["waiting", "waiting", "waiting", "waiting"], "\(status.stdout)")
         let log = try await workspace.run("logs", "long")
         #expect(log.stdout.hasPrefix("working\n"), "\(log.stdout)")
         #expect(

@@ -38,6 +38,32 @@ import Testing
         #expect(status.contains("failed"), "\(status)")
     }
 
+    /// The summary a hook reads names the runner that delivered it (it held `runnerPID: null`:
+    /// the runner asked the lock's holder, which is itself, as if it were another); a hook with
+    /// no output says in which state directory it looked.
+    @Test func aHooksSummaryNamesTheRunnersPID() async throws {
+        let workspace = try Workspace(files: [
+            "jobs.yaml": """
+            notify:
+              ops:
+                run: 'cp "$JOBRUNNER_NOTIFY_SUMMARY" ../summary.json'
+            jobs:
+              build:
+                run: "false"
+            """
+        ])
+        let runner = try workspace.start(["run", "jobs"])
+        #expect(await ExitWatcher(runner).wait() == 1)
+        let summary = try statusJSON(workspace.read("summary.json"))
+        #expect(summary["runnerPID"] as? Int == Int(runner.processIdentifier), "\(summary)")
+        // A hook with no output says where it looked and what to do, not "there".
+        let none = try await workspace.run("logs", "--notify", "nobody")
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("has no output in the state directory "), "\(none.stderr)")
+        #expect(none.stderr.contains("no hook is named 'nobody'"), "\(none.stderr)")
+        #expect(none.stderr.hasSuffix("--state DIR reads another state directory\n"), "\(none.stderr)")
+    }
+
     @Test func badHooksAreLocatedAndNothingRuns() async throws {
         let workspace = try Workspace(files: [
             "jobs.yaml": """

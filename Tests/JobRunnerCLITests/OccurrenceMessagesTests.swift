@@ -45,6 +45,12 @@ import Testing
 
         let status = try await workspace.run("status", "--run", skipped).stdout
         #expect(status.contains("was skipped"), "\(status)")
+        // It never started: no start time and no duration, in `status` and in `runs`.
+        #expect(status.hasPrefix("run \(skipped)  skipped  started -\n"), "\(status)")
+        let table = try await workspace.run("runs").stdout
+        let row = try #require(table.split(separator: "\n").first { $0.hasPrefix(skipped) }, "\(table)")
+        let cells = row.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        #expect(Array(cells.suffix(3)) == ["skipped", "-", "-"], "\(table)")
         #expect(status.contains("\npipelines: none\n"), "\(status)")
         #expect(status.contains("periodic jobs:\n  hb: "), "\(status)")
 

@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 import Testing
 
 @testable import JobRunnerCLI
@@ -61,5 +62,15 @@ import Testing
         #expect(LogTail.lastLines(of: path, count: 2) == ["", "short"])
         try "\n".write(toFile: path, atomically: true, encoding: .utf8)
         #expect(LogTail.lastLines(of: path, count: 20) == [""])
+    }
+
+    /// A resumed run of one job says "job", not "jobs".
+    @Test func aResumedRunOfOneJobIsSaidInTheSingular() {
+        func line(_ final: Int, of total: Int) -> String? {
+            PlainProgress.line(
+                for: OpenedRun(runID: "R", resumed: true, finalJobs: final, totalJobs: total, time: Date()))
+        }
+        #expect(line(0, of: 1) == "resuming    run R: 0 of 1 job final already")
+        #expect(line(1, of: 3) == "resuming    run R: 1 of 3 jobs final already")
     }
 }

@@ -33,13 +33,29 @@ import Testing
         let underWay = try #require(periodic["underWay"] as? [String: Any])
         #expect(underWay["state"] as? String == "running")
         #expect(underWay["manual"] as? Bool == false)
+        // A trigger refused while it runs stays on the job's line, not only in serve's output.
+        let trigger = try await workspace.run("trigger", "slow")
+        #expect(trigger.status == 1, "\(trigger.stdout)\(trigger.stderr)")
+        let refused = try await workspace.run("status").stdout
+        #expect(
+            refused.contains("; trigger of ")
+                && refused.contains(" refused: an occurrence of slow still runs (overlap: skip)"),
+            "\(refused)")
 
-        kill(serve.processIdentifier, SIGTERM)
+        kill(serve.processIdentifier, SIGINT)
         #expect(await exit.wait() == 0)
+        // The stop names the occurrence it left stopped, and what resumes it.
+        #expect(await lines.waitFor("left stopped"), "\(lines.all)")
+        let summary = try #require(
+            lines.all.first { $0.hasPrefix("run ") && $0.contains(" in ") }, "\(lines.all)")
+        #expect(
+            summary.contains("; 1 periodic occurrence left stopped (slow @ ")
+                && summary.hasSuffix("); the next `jobrunner serve` or `run` resumes it"), "\(summary)")
         let stopped = try await workspace.run("status").stdout
         #expect(
             stopped.contains(
-                "no runner is serving this state directory: periodic jobs fire only while `jobrunner serve` runs"
+                "no runner is serving this state directory: periodic jobs fire only while `jobrunner serve` runs; "
+                    + "it resumes the occurrence left stopped (slow @ "
             ),
             "\(stopped)")
         #expect(

@@ -124,6 +124,38 @@ import Testing
             !validate.stderr.contains("'none'"), "a handler without parameters takes any: \(validate.stderr)")
     }
 
+    /// A misspelt required parameter is reported as missing and as an unknown key at its own
+    /// line, with the parameter it was meant to be: in the runner's check and in the worker's.
+    @Test func aMisspeltRequiredParameterIsMissingAndUnknownWithADidYouMean() async throws {
+        let workspace = try Workspace(files: [
+            "jobs.yaml": """
+            jobs:
+              typo:
+                plugin: testkit.echo
+                with:
+                  mesage: hi
+                  count: 2
+              apart:
+                plugin: testkit.echo
+                isolation: process
+                with: { mesage: hi }
+            """
+        ])
+        let validate = try await workspace.run("validate", "jobs")
+        #expect(validate.status == 2)
+        let errors = validate.stderr.split(separator: "\n").map(String.init)
+        for (job, unknown) in [("typo", "5:7"), ("apart", "10:13")] {
+            let says = "error: job '\(job)': with: does not suit testkit.echo: "
+            #expect(errors.contains { $0.hasSuffix(says + "missing parameter 'message'") }, "\(errors)")
+            #expect(
+                errors.contains {
+                    $0.contains("jobs.yaml:\(unknown): " + says + "unknown parameter 'mesage'")
+                        && $0.hasSuffix("did you mean 'message'?")
+                }, "\(errors)")
+        }
+        #expect(!validate.stderr.contains("'count'?"), "count is read: \(validate.stderr)")
+    }
+
     /// Runs `swift` with `arguments` in `directory`.
     static func swift(_ arguments: [String], in directory: String) throws -> Finished {
         let process = Process()

@@ -43,6 +43,23 @@ import Testing
         #expect(deletedRequests(driver) == [1])
     }
 
+    /// A refused trigger is kept in the job's schedule record, which `status` shows (a trigger
+    /// stored for the next runner was refused in serve's output alone), until one is taken.
+    @Test func aRefusedTriggerIsKeptInTheScheduleRecordUntilOneIsTaken() {
+        var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .skip)])
+        driver.advance(to: 10)
+        driver.send(.periodicRequests([ConductorDriver.trigger("tick", at: 10)], finished: [:]))
+        #expect(
+            driver.schedules["tick"]?.refusedTrigger
+                == RefusedTrigger(
+                    requestedAt: ConductorDriver.date(10),
+                    reason: "an occurrence of tick still runs (overlap: skip)"))
+        driver.succeed("tick", at: 0)
+        driver.send(.periodicRequests([ConductorDriver.trigger("tick", at: 20, id: 2)], finished: [:]))
+        #expect(driver.started == ["tick@20"])
+        #expect(driver.schedules["tick"]?.refusedTrigger == nil, "a trigger taken clears it")
+    }
+
     @Test func underQueueATriggerWaitsBehindTheRunningOccurrenceAcrossACrash() {
         var driver = ConductorDriver(periodic: [periodicJob("tick", overlap: .queue)])
         driver.advance(to: 10)
@@ -162,6 +179,42 @@ import Testing
         #expect(driver.occurrences(of: "tick").map(\.state) == [.succeeded])
         #expect(driver.schedules["tick"]?.lastResult == .succeeded)
         #expect(driver.conductor.nextWakeDate == ConductorDriver.date(60), "the schedule does not move")
+    }
+
+    /// The stop summary counts occurrences that failed, not their ends: one retried that fails
+    /// again is one, and one a retry then makes succeed is none.
+    @Test func anOccurrenceRetriedCountsOnceAmongTheFailed() throws {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        let runID = ConductorDriver.run("tick", 0)
+        for round in 1...2 {
+            driver.fail("tick", at: 0)
+            #expect(driver.conductor.failedOccurrences == 1, "after failure \(round)")
+            let snapshot = try finished(driver, runID, job: "tick", .failed)
+            driver.send(
+                .periodicRequests(
+                    [request(.retry, "tick", run: runID, id: UInt64(round))], finished: [runID: snapshot]))
+            #expect(driver.started == ["tick@0"])
+        }
+        driver.succeed("tick", at: 0)
+        #expect(driver.conductor.failedOccurrences == 0, "it ended well in the end")
+    }
+
+    /// `status` names a job's latest occurrence by date as its last run: an older one retried
+    /// after a newer one ended does not take its place.
+    @Test func anOlderOccurrenceRetriedLaterIsNotTheJobsLastRun() throws {
+        var driver = ConductorDriver(periodic: [periodicJob("tick")])
+        driver.fail("tick", at: 0)
+        let old = ConductorDriver.run("tick", 0)
+        let snapshot = try finished(driver, old, job: "tick", .failed)
+        driver.advance(to: 60)
+        driver.succeed("tick", at: 60)
+        #expect(driver.schedules["tick"]?.lastRunID == ConductorDriver.run("tick", 60))
+        driver.send(.periodicRequests([request(.retry, "tick", run: old)], finished: [old: snapshot]))
+        #expect(driver.started == ["tick@0"])
+        driver.fail("tick", at: 0)
+        #expect(driver.occurrences(of: "tick").map(\.state).contains(.failed))
+        #expect(driver.schedules["tick"]?.lastRunID == ConductorDriver.run("tick", 60))
+        #expect(driver.schedules["tick"]?.lastResult == .succeeded)
     }
 
     @Test func skipOfAFailedOccurrenceMakesItSkippedAndItsRunSucceeded() throws {

@@ -52,6 +52,20 @@ import Testing
         #expect(try await occurrenceRuns(harness.store).count == 2)
     }
 
+    /// Periodic jobs alone: each start opens the empty run of one-shot jobs again, which keeps
+    /// its first start (`status` moved it to each later start).
+    @Test func theEmptyRunOpenedAgainKeepsItsFirstStart() async throws {
+        let harness = Harness()
+        let periodic = [everyMinute("refresh")]
+        _ = try await runner(harness, [job("refresh")], periodic: periodic).run()
+        let first = try #require(try await harness.store.currentSnapshot()?.run)
+        harness.clock.advance(by: 90)
+        _ = try await runner(harness, [job("refresh")], periodic: periodic).run()
+        let again = try #require(try await harness.store.currentSnapshot()?.run)
+        #expect(again.id == first.id, "opened again, not one more")
+        #expect(again.startedAt == first.startedAt)
+    }
+
     @Test func serveKeepsFiringUntilStoppedWithoutDuplicates() async throws {
         let harness = Harness()
         let runner = runner(harness, [job("refresh")], periodic: [everyMinute("refresh")], serve: true)

@@ -12,6 +12,13 @@ import Testing
         #expect(Suggestion.closest(to: "xyz", in: ["bad"]) == nil)
     }
 
+    /// Between equally close words, the one that begins as the typed word does, wherever it is
+    /// in the list: a typist rarely misses the first letter.
+    @Test func equallyCloseWordsPreferTheTypedFirstLetter() {
+        #expect(Suggestion.closest(to: "rn", in: ["on", "jobs", "run"]) == "run")
+        #expect(Suggestion.closest(to: "rn", in: ["on", "jobs"]) == "on")
+    }
+
     @Test func withNoIdCloseEnoughTheIdsAreListed() {
         #expect(Operator.hintOrList(for: "bda", in: ["bad", "ci"]) == "; did you mean 'bad'?")
         #expect(Operator.hintOrList(for: "zzz", in: ["build", "test"]) == "; the jobs are build, test")

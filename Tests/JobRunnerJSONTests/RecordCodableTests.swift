@@ -142,10 +142,12 @@ import Testing
             schedule: "*/5 " + text)
         full.lastResult = .succeeded
         full.lastRunID = text
+        full.lastRunScheduledAt = JSONFixtures.dates[4]
         full.nextDue = JSONFixtures.dates[7]
         full.backlog = JSONFixtures.dates
         full.queued = JSONFixtures.dates[8]
         full.triggered = [JSONFixtures.dates[8]]
+        full.refusedTrigger = RefusedTrigger(requestedAt: JSONFixtures.dates[3], reason: text)
         return [full, ScheduleRecord(jobID: text, anchor: JSONFixtures.dates[0], schedule: "every 1s")]
     }
 

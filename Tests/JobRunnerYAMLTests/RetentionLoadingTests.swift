@@ -55,4 +55,20 @@ import Testing
             "\(messages)")
         #expect(messages.contains { $0.hasPrefix("jobs.yaml:10:7: error: unknown key 'kep'") }, "\(messages)")
     }
+
+    /// `retention: 3` is the number of runs written without its map: the error says the map to
+    /// write, at the file's level and at a periodic job's.
+    @Test func aBareNumberSuggestsTheMapOfRuns() {
+        let result = load(
+            "retention: 3\njobs:\n  tick:\n    every: 5s\n    run: \"true\"\n    retention: 10\n")
+        let messages = result.diagnostics.map(\.description)
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:1:12: error:") && $0.hasSuffix("write 'retention: { runs: 3 }'")
+            }, "\(messages)")
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:6:16: error:") && $0.hasSuffix("write 'retention: { runs: 10 }'")
+            }, "\(messages)")
+    }
 }

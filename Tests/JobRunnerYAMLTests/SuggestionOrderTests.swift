@@ -16,4 +16,26 @@ import Testing
         #expect(messages.contains { $0.hasSuffix("did you mean 'p2'?") }, "\(messages)")
         #expect(messages.contains { $0.hasSuffix("did you mean 'c2'?") }, "\(messages)")
     }
+
+    /// A key the map already has is seldom what a typo meant: `ron:` beside `run:` is `cron`
+    /// (`run` is as near), and `rn:` beside `on:` in a notify hook is `run`; a written key is
+    /// suggested only when no other is near (`job:` beside `jobs:`, in the broken fixtures).
+    @Test func aKeyAlreadyWrittenIsSuggestedOnlyWhenNoOtherIsNear() {
+        let text =
+            "notify:\n  mail:\n    on: [failure]\n    rn: ./notify.sh\n"
+            + "jobs:\n  a:\n    run: \"true\"\n    ron: \"* * * * *\"\n"
+        let messages = JobFileLoader.load(texts: [("jobs.yaml", text)], environment: [:]).diagnostics.map(
+            \.description)
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:4:5: error: unknown key 'rn'") && $0.hasSuffix("did you mean 'run'?")
+            },
+            "\(messages)")
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:8:5: error: unknown key 'ron'")
+                    && $0.hasSuffix("did you mean 'cron'?")
+            },
+            "\(messages)")
+    }
 }

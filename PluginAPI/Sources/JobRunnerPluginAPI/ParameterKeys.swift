@@ -10,24 +10,44 @@ import Foundation
 /// any key.
 enum ParameterKeys {
     /// One line per unknown key, `unknown parameter 'KEY' (the parameters are …); did you mean
-    /// 'NAME'?`, or nil when every key is read. `data` decoded as `type` already.
+    /// 'NAME'?`, or nil when every key is read (or the keys read cannot be told).
+    ///
+    /// A required parameter that is missing stops a decoding before the keys after it are asked
+    /// for; it is most often a misspelt one (`nme` for `name`). So a key not asked for that is
+    /// near the missing one stands in for it, and the decoding goes on with its value: then every
+    /// key is noted, and the misspelt one is reported with the parameter it stood in for.
     static func unknownKeys<P: Decodable>(in data: Data, for type: P.Type) -> String? {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], !object.isEmpty
+        guard let given = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], !given.isEmpty
         else { return nil }
-        let notes = KeyNotes()
-        do {
-            _ = try P(from: NotingDecoder(object: object, notes: notes))
-        } catch {
-            return nil
+        var object = given
+        // The misspelt keys that stood in for missing parameters, each with the parameter.
+        var standIns: [String: String] = [:]
+        var notes = KeyNotes()
+        var decoded = false
+        // Each round gives one more missing parameter a stand-in, or ends.
+        for _ in 0...given.count {
+            notes = KeyNotes()
+            do {
+                _ = try P(from: NotingDecoder(object: object, notes: notes))
+                decoded = true
+                break
+            } catch let missing as MissingKey {
+                let unasked = given.keys.filter { !notes.asked.contains($0) && standIns[$0] == nil }.sorted()
+                guard let typo = closest(to: missing.name, in: unasked) else { return nil }
+                standIns[typo] = missing.name
+                object[missing.name] = given[typo]
+            } catch {
+                return nil
+            }
         }
-        guard notes.keyed, !notes.open else { return nil }
+        guard decoded, notes.keyed, !notes.open else { return nil }
         let known = notes.asked.sorted()
-        let unknown = object.keys.filter { !notes.asked.contains($0) }.sorted()
+        let unknown = given.keys.filter { !notes.asked.contains($0) }.sorted()
         guard !unknown.isEmpty else { return nil }
         let list =
             known.isEmpty ? "it takes none" : "it takes \(known.map { "'\($0)'" }.joined(separator: ", "))"
         return unknown.map { key in
-            let hint = closest(to: key, in: known).map { "; did you mean '\($0)'?" } ?? ""
+            let hint = (standIns[key] ?? closest(to: key, in: known)).map { "; did you mean '\($0)'?" } ?? ""
             return "unknown parameter '\(key)' (\(list))\(hint)"
         }.joined(separator: "\n")
     }
@@ -77,6 +97,12 @@ private final class KeyNotes {
 /// Gave up: the type reads the map in a way this decoder does not follow.
 private struct NotFollowed: Error {}
 
+/// A required parameter the map does not have: the noting decoder's own error, so that a missing
+/// key inside a parameter's value (thrown by `JSONDecoder`) is not taken for one.
+private struct MissingKey: Error {
+    let name: String
+}
+
 /// A decoder of the top-level map that notes the keys asked for; each value is decoded by
 /// `JSONDecoder` from its own JSON.
 private struct NotingDecoder: Decoder {
@@ -124,7 +150,7 @@ private struct NotingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         notes.asked.insert(key.stringValue)
         guard let value = object[key.stringValue] else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: [], debugDescription: "missing"))
+            throw MissingKey(name: key.stringValue)
         }
         let data = try JSONSerialization.data(withJSONObject: value, options: .fragmentsAllowed)
         return try JSONDecoder().decode(T.self, from: data)

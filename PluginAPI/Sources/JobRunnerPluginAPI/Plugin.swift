@@ -100,7 +100,10 @@ struct HandlerEntry: Sendable {
                 // Keys its Parameters never read are typos, not options: one line each.
                 return ParameterKeys.unknownKeys(in: data, for: H.Parameters.self)
             } catch {
-                return describe(error)
+                // A missing parameter is often a misspelt one: the keys nothing reads follow,
+                // each with its did-you-mean (`nme` for a missing `name`).
+                let unknown = ParameterKeys.unknownKeys(in: data, for: H.Parameters.self)
+                return ([describe(error)] + (unknown.map { [$0] } ?? [])).joined(separator: "\n")
             }
         }
     }

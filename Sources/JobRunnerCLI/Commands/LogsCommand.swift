@@ -161,8 +161,13 @@ struct LogsCommand: AsyncParsableCommand {
                 }?.id
         }
         guard let chosen, FileManager.default.fileExists(atPath: path(chosen)) else {
+            // Said where it looked and what to do: "there" left the reader to guess which.
+            let which = runID.map { " for run \($0)" } ?? ""
             printError(
-                "jobrunner: notify hook '\(name)' has no output\(runID.map { " for run \($0)" } ?? ""): it has not run there yet, or its name is another (see notify: in the job files)"
+                "jobrunner: notify hook '\(name)' has no output\(which) in the state directory \(stateDirectory.path): "
+                    + "it has not run there yet (a hook runs when a run or occurrence ends in a state its `on:` lists; "
+                    + "one that fell due while no runner was there runs at the next `jobrunner run` or `serve`), "
+                    + "or no hook is named '\(name)' (see notify: in the job files); --state DIR reads another state directory"
             )
             throw ExitCode(ExitStatus.failed)
         }

@@ -30,7 +30,9 @@ struct ShellNotifier: NotificationDeliverer {
         var state = ""
         var job = ""
         var failed: [String] = []
-        if let view = try? await reader.runView(runID: runID, all: true, countsUnlisted: false) {
+        if var view = try? await reader.runView(runID: runID, all: true, countsUnlisted: false) {
+            // The lock's holder is asked of others; this runner holds it, and delivers.
+            view.runnerPID = view.runnerPID ?? ProcessInfo.processInfo.processIdentifier
             var bytes: [UInt8] = []
             StatusReport(view: view, describing: false).writeJSON { bytes += $0 }
             let text = masker.mask(String(decoding: bytes, as: UTF8.self))

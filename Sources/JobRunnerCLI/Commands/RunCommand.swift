@@ -130,6 +130,18 @@ struct RunCommand: AsyncParsableCommand {
             ? "; `jobrunner run` with the same job files resumes it (--new starts afresh)" : ""
         return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): "
             + (counts.isEmpty ? "no jobs" : counts.joined(separator: ", ")) + occurrences + next
+            + stopped(summary.stoppedOccurrences)
+    }
+
+    /// The occurrences a stop left under way, named: `; 1 periodic occurrence left stopped (tick
+    /// @ 19:07:15); the next `jobrunner serve` or `run` resumes it`.
+    static func stopped(_ occurrences: [Occurrence]) -> String {
+        guard !occurrences.isEmpty else { return "" }
+        let shown = occurrences.prefix(3).map { "\($0.jobID) @ \(Timestamps.clock($0.scheduledAt))" }
+        let more = occurrences.count > shown.count ? ", and \(occurrences.count - shown.count) more" : ""
+        let one = occurrences.count == 1
+        return "; \(occurrences.count) periodic occurrence\(one ? "" : "s") left stopped "
+            + "(\(shown.joined(separator: ", "))\(more)); the next `jobrunner serve` or `run` resumes \(one ? "it" : "them")"
     }
 }
 

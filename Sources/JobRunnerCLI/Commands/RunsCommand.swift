@@ -62,13 +62,17 @@ struct RunsCommand: AsyncParsableCommand {
     }
 
     static func row(_ run: RunRecord, counts: [JobState: Int]) -> [String] {
-        let took = run.finishedAt.map { Timestamps.elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
+        // An occurrence that never ran has no start and took no time: "-", not its recording.
+        let started = run.neverStarted ? "-" : Timestamps.clock(run.startedAt)
+        let took =
+            run.neverStarted
+            ? "-" : run.finishedAt.map { Timestamps.elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
         let of =
             run.occurrenceOf.map { job in
                 "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")"
                     + (run.manual == true ? " (trigger)" : "")
             } ?? "jobs"
-        return [run.id, of, run.state.rawValue, Timestamps.clock(run.startedAt), took, summary(counts)]
+        return [run.id, of, run.state.rawValue, started, took, summary(counts)]
     }
 
     /// A line of `runs --json`: ``RunsJSON``, which the HTTP API writes too.

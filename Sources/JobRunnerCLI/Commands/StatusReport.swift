@@ -140,8 +140,12 @@ struct StatusReport {
     func table() -> String {
         let run = view.run
         var lines: [String] = []
-        var head = "run \(run.id)  \(run.state.rawValue)  started \(Timestamps.moment(run.startedAt))"
-        if let finished = run.finishedAt { head += "  finished \(Timestamps.moment(finished))" }
+        // An occurrence recorded without running never started: its dates are when it was noted.
+        var head =
+            "run \(run.id)  \(run.state.rawValue)  started \(run.neverStarted ? "-" : Timestamps.moment(run.startedAt))"
+        if let finished = run.finishedAt, !run.neverStarted {
+            head += "  finished \(Timestamps.moment(finished))"
+        }
         if let runnerPID = view.runnerPID {
             head += "  (runner pid \(runnerPID))"
         } else if !run.state.isFinal {
@@ -204,12 +208,26 @@ struct StatusReport {
                 let next = record.nextDue.map { "next due \(Timestamps.moment($0))" } ?? "no next date"
                 let now =
                     view.underWay[record.jobID].map { Self.words(for: $0, jobID: record.jobID) + "; " } ?? ""
-                lines.append("  \(record.jobID): \(now)\(last); \(next)")
+                // A trigger a runner refused, maybe one stored while nobody watched its output.
+                let refused =
+                    record.refusedTrigger.map {
+                        "; trigger of \(Timestamps.moment($0.requestedAt)) refused: \($0.reason)"
+                    } ?? ""
+                lines.append("  \(record.jobID): \(now)\(last); \(next)\(refused)")
             }
             if view.runnerPID == nil {
+                // With no runner, an occurrence that has a run and is not final was left by one
+                // that stopped: the next one resumes it, which is said with the rest.
+                let left = view.underWay.filter { $0.value.runID != nil }
+                    .sorted { ($0.value.scheduledAt, $0.key) < ($1.value.scheduledAt, $1.key) }
+                    .map { "\($0.key) @ \(Timestamps.clock($0.value.scheduledAt))" }
+                let resumes =
+                    left.isEmpty
+                    ? ""
+                    : "; it resumes the occurrence\(left.count == 1 ? "" : "s") left stopped (\(left.joined(separator: ", ")))"
                 lines.append(
                     "no runner is serving this state directory: periodic jobs fire only while `jobrunner serve` runs"
-                )
+                        + resumes)
             }
         }
         if !view.pendingRequests.isEmpty {

@@ -27,7 +27,8 @@ final class PlainProgress: RunObserver, Sendable {
     /// The first line of a resumed run (SPEC 5.9); nil for a new run.
     static func line(for run: OpenedRun) -> String? {
         guard run.resumed else { return nil }
-        return "resuming    run \(run.runID): \(run.finalJobs) of \(run.totalJobs) jobs final already"
+        let jobs = run.totalJobs == 1 ? "job" : "jobs"
+        return "resuming    run \(run.runID): \(run.finalJobs) of \(run.totalJobs) \(jobs) final already"
     }
 
     func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {

@@ -130,7 +130,7 @@ extension Conductor {
                     time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words,
                     occurrence: occurrence.scheduledAt))
         )
-        failedOccurrences += 1
+        failedOccurrenceRuns.insert(run.id)
         notifyIfDue(run, now: now)
         // It ended as it was decided: the job's next occurrences are not held behind it.
         if let record = timetable.recordResult(of: occurrence, runID: run.id, state: .failed) {
@@ -170,7 +170,11 @@ extension Conductor {
             slots.remove(runID)
             decision.append(entry.scheduler.close(now: now))
             let state = entry.scheduler.run.state
-            if state == .failed { failedOccurrences += 1 }
+            if state == .failed {
+                failedOccurrenceRuns.insert(runID)
+            } else {
+                failedOccurrenceRuns.remove(runID)
+            }
             notifyIfDue(entry.scheduler.run, now: now)
             let jobID = entry.occurrence.jobID
             occurrenceOutputs[jobID] = state == .succeeded ? entry.scheduler.outputs(of: jobID) ?? [:] : nil

@@ -94,9 +94,15 @@ public struct Conductor {
     var lastPrune = Date.distantPast
     /// The finished runs retention chooses from, kept up to date as runs end.
     var finishedRuns: FinishedRuns
-    /// Occurrences that ended failed (blocked included) since this conductor began: `run`
-    /// exits 1.
-    public internal(set) var failedOccurrences = 0
+    /// How many occurrences ended failed (blocked included) since this conductor began: `run`
+    /// exits 1. Occurrences, not ends: one retried that fails again counts once, and one that
+    /// a retry or skip then ends well no longer counts.
+    public var failedOccurrences: Int { failedOccurrenceRuns.count }
+    /// The runs of the occurrences that last ended failed under this conductor.
+    var failedOccurrenceRuns = Set<String>()
+    /// The occurrences under way that ``closeAll(now:)`` left `stopped`, by date: the next
+    /// `serve` or `run` resumes them.
+    public internal(set) var stoppedOccurrences: [Occurrence] = []
     /// Whether a stop was asked for.
     public internal(set) var stopped = false
     /// The requests about periodic jobs taken: one read twice (two looks at the store before the
@@ -289,7 +295,9 @@ public struct Conductor {
         for runID in occurrenceRuns.keys.sorted() {
             guard var entry = occurrenceRuns.removeValue(forKey: runID) else { continue }
             closing.append(entry.scheduler.close(now: now))
+            if entry.scheduler.run.state == .stopped { stoppedOccurrences.append(entry.occurrence) }
         }
+        stoppedOccurrences.sort()
         return closing
     }
 

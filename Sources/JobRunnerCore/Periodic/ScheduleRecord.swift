@@ -20,6 +20,9 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// this one goes on only after a success (SPEC 5.8).
     public var lastResult: RunState?
     public var lastRunID: String?
+    /// The scheduled date of that occurrence: one that ends later but fell due earlier (an old
+    /// one retried) does not replace it. Nil in a record written before it was kept.
+    public var lastRunScheduledAt: Date?
     /// The next scheduled date as computed when this record was written, for `status`.
     public var nextDue: Date?
     /// Occurrences decided to run that have no run yet, oldest first: one held until its needs
@@ -36,6 +39,10 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// while no runner works meets when an occurrence is unfinished. Nil in a record written
     /// before it was kept.
     public var overlap: Overlap?
+    /// The latest `jobrunner trigger` a runner refused (under `overlap: skip`, while an
+    /// occurrence ran), until one is taken: a trigger stored while no runner worked is refused
+    /// by a runner nobody watches, so `status` says it. Nil when none was refused.
+    public var refusedTrigger: RefusedTrigger?
 
     public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
         self.jobID = jobID
@@ -48,8 +55,8 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     public var waiting: [Date] { backlog + (queued.map { [$0] } ?? []) }
 
     private enum CodingKeys: String, CodingKey {
-        case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, nextDue, backlog, queued,
-            triggered, overlap
+        case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, lastRunScheduledAt, nextDue,
+            backlog, queued, triggered, overlap, refusedTrigger
     }
 
     /// Decodes a stored record; one written before the waiting dates were stored has none.
@@ -61,11 +68,13 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         schedule = try container.decode(String.self, forKey: .schedule)
         lastResult = try container.decodeIfPresent(RunState.self, forKey: .lastResult)
         lastRunID = try container.decodeIfPresent(String.self, forKey: .lastRunID)
+        lastRunScheduledAt = try container.decodeIfPresent(Date.self, forKey: .lastRunScheduledAt)
         nextDue = try container.decodeIfPresent(Date.self, forKey: .nextDue)
         backlog = try container.decodeIfPresent([Date].self, forKey: .backlog) ?? []
         queued = try container.decodeIfPresent(Date.self, forKey: .queued)
         triggered = try container.decodeIfPresent([Date].self, forKey: .triggered) ?? []
         overlap = try container.decodeIfPresent(String.self, forKey: .overlap).flatMap(Overlap.init)
+        refusedTrigger = try container.decodeIfPresent(RefusedTrigger.self, forKey: .refusedTrigger)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -76,10 +85,23 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         try container.encode(schedule, forKey: .schedule)
         try container.encodeIfPresent(lastResult, forKey: .lastResult)
         try container.encodeIfPresent(lastRunID, forKey: .lastRunID)
+        try container.encodeIfPresent(lastRunScheduledAt, forKey: .lastRunScheduledAt)
         try container.encodeIfPresent(nextDue, forKey: .nextDue)
         try container.encode(backlog, forKey: .backlog)
         try container.encodeIfPresent(queued, forKey: .queued)
         try container.encode(triggered, forKey: .triggered)
         try container.encodeIfPresent(overlap?.rawValue, forKey: .overlap)
+        try container.encodeIfPresent(refusedTrigger, forKey: .refusedTrigger)
+    }
+}
+
+/// A `jobrunner trigger` a runner refused: when it was asked for, and why.
+public struct RefusedTrigger: Sendable, Hashable, Codable {
+    public var requestedAt: Date
+    public var reason: String
+
+    public init(requestedAt: Date, reason: String) {
+        self.requestedAt = requestedAt
+        self.reason = reason
     }
 }

@@ -245,13 +245,18 @@ public struct Timetable {
         running[occurrence.jobID] = occurrence
     }
 
-    /// Records how an occurrence's run ended; returns the record to store.
+    /// Records how an occurrence's run ended; returns the record to store, or nil when the
+    /// record names a later occurrence already.
     public mutating func recordResult(of occurrence: Occurrence, runID: String, state: RunState)
         -> ScheduleRecord?
     {
         guard var record = records[occurrence.jobID] else { return nil }
+        // The job's last run is its latest occurrence by date: an older one that ends after it
+        // (retried by `retry --run`) does not take its place in `status`.
+        if let latest = record.lastRunScheduledAt, occurrence.scheduledAt < latest { return nil }
         record.lastResult = state
         record.lastRunID = runID
+        record.lastRunScheduledAt = occurrence.scheduledAt
         records[occurrence.jobID] = record
         return record
     }
@@ -365,11 +370,26 @@ public struct Timetable {
             return (.refused("\(id) is not a periodic job of the runner's job files"), decision)
         }
         if running[id] != nil, job.overlap == .skip {
-            return (.refused("an occurrence of \(id) still runs (overlap: skip)"), decision)
+            let why = "an occurrence of \(id) still runs (overlap: skip)"
+            // Kept in the job's record, which `status` shows: a trigger stored while no runner
+            // worked is refused by a runner nobody may be watching.
+            if var record = records[id] {
+                record.refusedTrigger = RefusedTrigger(requestedAt: now, reason: why)
+                records[id] = record
+                decision.records.append(record)
+            }
+            return (.refused(why), decision)
         }
         let occurrence = Occurrence(jobID: id, scheduledAt: now, manual: true)
         arrive(occurrence, job: job, into: &decision)
-        if let record = settled(id) { decision.records.append(record) }
+        // A trigger taken: an earlier refusal is old news.
+        let cleared = records[id]?.refusedTrigger != nil
+        if cleared { records[id]?.refusedTrigger = nil }
+        if let record = settled(id) {
+            decision.records.append(record)
+        } else if cleared, let record = records[id] {
+            decision.records.append(record)
+        }
         return (decision.starts.contains(occurrence) ? .started(occurrence) : .queued(occurrence), decision)
     }
 

@@ -1,6 +1,12 @@
 import Foundation
 
 extension RunRecord {
+    /// Whether this is an occurrence recorded without running (`skipped` under `overlap: skip`,
+    /// or `missed`): its `startedAt` is when it was recorded, not a start, and it took no time.
+    public var neverStarted: Bool {
+        occurrenceOf != nil && (state == .skipped || state == .missed)
+    }
+
     /// For an occurrence recorded `skipped` or `missed`, which has no job, no attempt and no
     /// log: what became of it (as `status`, `logs` and the pages say); nil for any other run.
     /// - Parameter moment: how the reader writes its due date.

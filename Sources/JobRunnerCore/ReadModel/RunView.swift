@@ -149,10 +149,28 @@ public struct RunView: Sendable {
     }
 
     private func job(_ record: JobRecord, jobs: [String: JobRecord]) -> Job {
+        let states = overview.states
+        return Self.shown(
+            record, idle: idle, suspended: suspensions[record.pipeline] ?? 0, state: { states[$0] },
+            record: { jobs[$0] })
+    }
+
+    /// A job as a reader shows it: a pending or waiting one shows as `waiting`, with what it
+    /// waits for now, except one that waits only for a slot in a run no runner works on (it
+    /// starts at the next `jobrunner run`). The one place that decides it: `status` and a run's
+    /// closing summary (``Scheduler/shownCounts``) count the same states.
+    /// - Parameters:
+    ///   - idle: whether no runner works on the run.
+    ///   - suspended: the suspend count of the job's pipeline.
+    ///   - state: the state of a job of the run, by id.
+    ///   - record: the record of a job of the run, by id, when it is at hand.
+    static func shown(
+        _ record: JobRecord, idle: Bool, suspended: Int, state: (String) -> JobState?,
+        record other: (String) -> JobRecord?
+    ) -> Job {
         switch record.state {
         case .pending, .waiting:
-            let reason = Self.waitingReason(
-                of: record, jobs: jobs, states: overview.states, suspended: suspensions[record.pipeline] ?? 0)
+            let reason = waitingReason(of: record, suspended: suspended, state: state, record: other)
             if idle && reason == .slot {
                 return Job(record: record, state: record.state, reason: record.reason, waitingFor: nil)
             }
@@ -167,14 +185,15 @@ public struct RunView: Sendable {
     /// What a job that is not running nor final waits for now: an unmet need first, then what
     /// its record says, then its pipeline's suspension, else a slot.
     private static func waitingReason(
-        of record: JobRecord, jobs: [String: JobRecord], states: [String: JobState], suspended: Int
+        of record: JobRecord, suspended: Int, state: (String) -> JobState?,
+        record other: (String) -> JobRecord?
     ) -> WaitingReason {
         // A need is met when it succeeded or was skipped (or failed with `allowFailure`, which
         // only its record says); for a `when: failure|always` job, once it is final.
         if let need = record.needs.first(where: { need in
-            guard let state = states[need] else { return true }
+            guard let state = state(need) else { return true }
             if record.when.waitsForFinalNeeds { return !state.isFinal }
-            return !(jobs[need]?.satisfiesNeeds ?? state.satisfiesNeeds)
+            return !(other(need)?.satisfiesNeeds ?? state.satisfiesNeeds)
         }) {
             return .needs(need)
         }

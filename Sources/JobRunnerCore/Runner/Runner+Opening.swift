@@ -67,12 +67,15 @@ extension Runner {
         }
         var idRandom = random
         var runID = Self.makeRunID(now: now, random: &idRandom)
+        // The first start of a run opened again: `status` shows when it began, not this start.
+        var firstStart: Date?
         if plan.jobs.isEmpty, let current, let record = try await store.base.run(id: current),
             record.jobIDs.isEmpty, record.occurrenceOf == nil
         {
             // Periodic jobs alone: the run of one-shot jobs has none, and the empty one of the
             // last start is opened again rather than one more listed (and kept) per start.
             runID = current
+            firstStart = record.startedAt
         } else {
             // Two runs started in the same millisecond must not share an id (one would
             // overwrite the other's records).
@@ -83,7 +86,7 @@ extension Runner {
         let (scheduler, opening) = Scheduler.newRun(
             plan: plan, runID: runID, runnerPID: options.runnerPID, suspended: suspended,
             options: schedulerOptions,
-            random: random, inputs: inputs, now: now)
+            random: random, inputs: inputs, startedAt: firstStart, now: now)
         var decision = opening
         if !earlier.isEmpty { decision.changes.insert(contentsOf: earlier, at: 0) }
         return Opened(

@@ -53,10 +53,13 @@ public struct RunSummary: Sendable, Hashable {
     public var resumed: Bool
     /// The signal that stopped the run, when it was stopped.
     public var stopSignal: Int32?
-    /// How many jobs ended in each state.
+    /// How many jobs ended in each state, as `status` shows them (``Scheduler/shownCounts``).
     public var counts: [JobState: Int]
     /// How many periodic occurrences this runner ran (or found blocked) ended failed.
     public var failedOccurrences: Int = 0
+    /// The periodic occurrences under way that the stop left `stopped`, by date: the next
+    /// `serve` or `run` resumes them.
+    public var stoppedOccurrences: [Occurrence] = []
     /// The jobs that ended badly (``Scheduler/troubledJobs``), in load order.
     public var troubled: [JobRecord] = []
 
@@ -277,8 +280,9 @@ public final class Runner: Sendable {
         let main = pump.main
         return RunSummary(
             runID: main.run.id, state: main.run.state, resumed: resumed,
-            stopSignal: pump.stopSignal, counts: main.counts,
+            stopSignal: pump.stopSignal, counts: main.shownCounts,
             failedOccurrences: pump.conductor.failedOccurrences,
+            stoppedOccurrences: pump.conductor.stoppedOccurrences,
             troubled: main.troubledJobs)
     }
 

@@ -4,12 +4,16 @@ extension Scheduler {
     /// A fresh run of every job of `plan`: its records, the `queued` (or, for a disabled job,
     /// `skipped`) events, and what starts first once `inputs` (what is known already, such as
     /// connectivity) are taken.
+    /// - Parameter startedAt: the first start of a run opened again under its id (the empty run
+    ///   of one-shot jobs of a directory of periodic jobs alone); else `now`.
     public static func newRun(
         plan: RunPlan, runID: String, runnerPID: Int32, suspended: [String: Int], options: SchedulerOptions,
-        random: any RandomSource, inputs: [SchedulerInput] = [], occurrence: Occurrence? = nil, now: Date
+        random: any RandomSource, inputs: [SchedulerInput] = [], occurrence: Occurrence? = nil,
+        startedAt: Date? = nil, now: Date
     ) -> (Scheduler, Decision) {
         var run = RunRecord(
-            id: runID, state: .running, startedAt: now, jobIDs: plan.jobs.map(\.id), runnerPID: runnerPID,
+            id: runID, state: .running, startedAt: startedAt ?? now, jobIDs: plan.jobs.map(\.id),
+            runnerPID: runnerPID,
             pipelineLimits: plan.pipelineLimits)
         run.occurrenceOf = occurrence?.jobID
         run.scheduledAt = occurrence?.scheduledAt

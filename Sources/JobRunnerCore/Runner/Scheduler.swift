@@ -181,6 +181,22 @@ public struct Scheduler {
         return counts
     }
 
+    /// How many jobs a reader shows in each state once no runner works on the run (a pending
+    /// job held by its needs shows as `waiting`, as ``RunView/shown`` decides): a run's closing
+    /// summary counts what `status` then shows.
+    public var shownCounts: [JobState: Int] {
+        var counts: [JobState: Int] = [:]
+        let jobs = self.jobs
+        let suspended = lanes.suspended
+        for record in jobs.values {
+            let shown = RunView.shown(
+                record, idle: true, suspended: suspended[record.pipeline] ?? 0, state: { jobs[$0]?.state },
+                record: { jobs[$0] })
+            counts[shown.state, default: 0] += 1
+        }
+        return counts
+    }
+
     // MARK: Inputs
 
     /// Takes one input; returns what it decided.

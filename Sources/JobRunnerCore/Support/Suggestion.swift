@@ -1,6 +1,8 @@
 /// Suggests the closest known word for a misspelt one ("did you mean"): case is ignored, and
 /// a word qualifies within one edit for names up to 3 characters, two up to 8, three beyond. Two
 /// neighbouring characters swapped count as one edit (`bda` for `bad`), as a typist makes them.
+/// Among equally close words the first that begins with the typed word's first letter wins, else
+/// the first.
 public enum Suggestion {
     public static func closest(to word: String, in candidates: [String]) -> String? {
         let lowered = Array(word.lowercased().unicodeScalars)
@@ -17,7 +19,16 @@ public enum Suggestion {
             scratch.other.append(contentsOf: candidate.lowercased().unicodeScalars)
             guard let distance = boundedDistance(lowered, scratch.other, limit: limit, rows: &scratch)
             else { continue }
-            if best.map({ distance < $0.distance }) ?? true { best = (candidate, distance) }
+            // Between equally close words, one that begins as the typed word does: a typist
+            // rarely misses the first letter (`rn` is `run` before `on`).
+            let better =
+                best.map {
+                    distance < $0.distance
+                        || (distance == $0.distance
+                            && candidate.lowercased().unicodeScalars.first == lowered.first
+                            && $0.word.lowercased().unicodeScalars.first != lowered.first)
+                } ?? true
+            if better { best = (candidate, distance) }
         }
         return best?.word
     }
