@@ -23,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // `serve` as a service: graceful shutdown on SIGTERM and SIGINT.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The PostgreSQL store (SPEC 8): the client, its connection pool and LISTEN/NOTIFY.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Its TLS settings, for a store reached over TCP with sslmode=prefer or require.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -48,6 +52,16 @@ let package = Package(
         .target(
             name: "JobRunnerLMDB",
             dependencies: ["JobRunnerCore", "JobRunnerJSON", "CLMDB"]
+        ),
+        // The PostgreSQL store (SPEC 8): the only module that speaks SQL.
+        .target(
+            name: "JobRunnerPostgres",
+            dependencies: [
+                "JobRunnerCore", "JobRunnerJSON",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // prctl, which Swift cannot call (it is variadic): the runner as a child subreaper.
         .target(name: "CJobRunnerSystem"),
@@ -85,7 +99,7 @@ let package = Package(
         .target(
             name: "JobRunnerCLI",
             dependencies: [
-                "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
+                "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerPostgres", "JobRunnerShell",
                 "JobRunnerPluginHost", "JobRunnerPluginAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -131,6 +145,10 @@ let package = Package(
             dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerJSON", "JobRunnerTesting", "CLMDB"]
         ),
         .testTarget(
+            name: "JobRunnerPostgresTests",
+            dependencies: ["JobRunnerPostgres", "JobRunnerCore", "JobRunnerTesting"]
+        ),
+        .testTarget(
             name: "JobRunnerShellTests",
             dependencies: ["JobRunnerShell", "JobRunnerCore", "JobRunnerTesting"]
         ),
@@ -140,7 +158,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerCLITests",
-            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost"],
+            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost", "JobRunnerTesting"],
             plugins: ["TestPluginLibraries"]
         ),
     ]

@@ -46,7 +46,7 @@ private func adjustSuspension(_ pipeline: String, by delta: Int, _ stateDirector
     -> PipelineRecord
 {
     do {
-        let store = try stateDirectory.openForWriting(preparing: true)
+        let store = try await stateDirectory.openForWriting(preparing: true)
         defer { store.close() }
         let known = try await store.reader.knownPipelines()
         if !known.isEmpty, !known.contains(pipeline) {
