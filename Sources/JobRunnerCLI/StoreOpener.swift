@@ -111,12 +111,14 @@ struct StoreOpener: Sendable {
     /// - Parameter whileWaiting: called once if an operator command must be waited for first.
     func openForRunner(early: EarlyStore, whileWaiting: () -> Void) async throws(StoreError) -> RunnerStore {
         if let url = try postgresURL() {
-            // The logs are kept in the state directory for now.
-            try directory.prepare()
-            let hold = try await lock.lockForRunner(whileWaiting: whileWaiting)
+            // The schema is checked first: a database that is not a jobrunner store is refused
+            // before anything is asked of it. The logs are kept in the state directory for now.
             let store = try await PostgresQueueStore.open(url)
+            let hold: any RunnerLockHold
             let claim: StoreClaim
             do {
+                try directory.prepare()
+                hold = try await lock.lockForRunner(whileWaiting: whileWaiting)
                 claim = try await store.claim(
                     owner: "runner \(getpid()) on \(ProcessInfo.processInfo.hostName)")
             } catch {

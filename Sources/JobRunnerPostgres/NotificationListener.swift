@@ -44,7 +44,7 @@ final class NotificationListener: Sendable {
     /// Stops listening and closes the connection.
     func stop() {
         task.cancel()
-        connection.value.withLock { $0 }?.close().whenComplete { _ in }
+        if let open = connection.value.withLock({ $0 }) { PostgresRunnerLock.Hold.close(open) }
     }
 }
 

@@ -102,8 +102,14 @@ public struct PostgresRunnerLock: RunnerLock {
         async throws -> Result
     {
         let connection = try await connect()
-        defer { connection.close().whenComplete { _ in } }
-        return try await body(connection)
+        do {
+            let result = try await body(connection)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 
     private func ask(_ sql: String, on connection: PostgresConnection) async throws -> Bool {
@@ -157,7 +163,13 @@ public struct PostgresRunnerLock: RunnerLock {
 
         deinit {
             watch.cancel()
-            connection.close().whenComplete { _ in }
+            Self.close(connection)
+        }
+
+        /// Closes a held connection, keeping it until the close ends (postgres-nio traps on a
+        /// connection that goes away before it is closed).
+        static func close(_ connection: PostgresConnection) {
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
         }
 
         func verify() throws(StoreError) {
@@ -177,7 +189,7 @@ public struct PostgresRunnerLock: RunnerLock {
             self.runnerPID = runnerPID
         }
 
-        deinit { connection.close().whenComplete { _ in } }
+        deinit { Hold.close(connection) }
     }
 }
 
