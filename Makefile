@@ -5,7 +5,7 @@ SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
 .PHONY: postgres-tools setup build release run test test-python systemd-tools torture asan tsan bench fixtures fuzz \
-	format lint clean manual install uninstall
+	format lint clean manual install uninstall test-api test-browser api-tools browser-tools
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
 setup:
@@ -36,6 +36,37 @@ test: setup test-python systemd-tools postgres-tools
 	$(SWIFT) build
 	$(SWIFT) test
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
+	$(MAKE) test-api test-browser
+
+# The dashboard's API checked against its OpenAPI document by schemathesis (installed with pip
+# for this test only, when missing).
+api-tools:
+	@command -v schemathesis >/dev/null 2>&1 || python3 -m pip install -q schemathesis
+
+test-api: api-tools
+	$(SWIFT) build
+	Tests/api/check_openapi.sh .build/debug/jobrunner
+
+# The dashboard in a real browser (Tests/browser/run.py: headless chromium through selenium),
+# screenshots under .build/screenshots. chromium, chromium-driver and python3-selenium are
+# installed with apt-get when missing; the script runs with Debian's python3, where apt puts
+# selenium (a python3 earlier in PATH, such as pyenv's, does not see it).
+BROWSER_PYTHON ?= /usr/bin/python3
+browser-tools:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
+		|| ! $(BROWSER_PYTHON) -c "import selenium" 2>/dev/null; then \
+		echo "installing chromium chromium-driver python3-selenium with apt-get"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver python3-selenium; \
+	fi
+
+test-browser: browser-tools
+	$(SWIFT) build
+	@if [ -f Tests/browser/run.py ]; then \
+		$(BROWSER_PYTHON) Tests/browser/run.py --jobrunner .build/debug/jobrunner --out .build/screenshots; \
+	else \
+		echo "Tests/browser/run.py is not there yet: no browser test to run"; \
+	fi
 
 # kill -9 at 1,000 jobs (100 kills), kill -9 at scale (a 100,000-job plugin run killed 5 times
 # at random moments, then finished: nothing lost, nothing done twice), lock deletion, a full

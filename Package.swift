@@ -27,6 +27,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         // Its TLS settings, for a store reached over TCP with sslmode=prefer or require.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The dashboard, JSON API, SSE and /metrics (SPEC 7).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -96,11 +100,28 @@ let package = Package(
         // be refused or are malformed on purpose) for the test target it is applied to, into a
         // directory of its own: `testPluginDirectory` in that target.
         .plugin(name: "TestPluginLibraries", capability: .buildTool(), path: "Tests/TestPluginLibraries"),
+        // The dashboard's pages and `report --html`: HTML and SVG rendered from the read model,
+        // and the assets (CSS, script, icon) compiled in. No web framework: the server routes to it.
+        .target(name: "JobRunnerPages", dependencies: ["JobRunnerCore"]),
+        // The dashboard, JSON API, SSE and /metrics: reads through Core's read model, acts through
+        // Core's operator interface.
+        .target(
+            name: "JobRunnerHTTP",
+            dependencies: [
+                "JobRunnerCore", "JobRunnerJSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "JobRunnerCLI",
             dependencies: [
                 "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerPostgres", "JobRunnerShell",
-                "JobRunnerPluginHost", "JobRunnerPluginAPI",
+                "JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerHTTP", "JobRunnerPages",
+                "CJobRunnerSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,7 +140,7 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerTesting",
-            dependencies: ["JobRunnerCore"]
+            dependencies: ["JobRunnerCore", "CJobRunnerSystem"]
         ),
         // The JSON layer, and every document written or read with it held to `Codable`.
         .testTarget(
@@ -155,6 +176,17 @@ let package = Package(
         .testTarget(
             name: "JobRunnerPluginHostTests",
             dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
+        ),
+        .testTarget(
+            name: "JobRunnerHTTPTests",
+            dependencies: [
+                "JobRunnerHTTP", "JobRunnerCore", "JobRunnerCLI", "JobRunnerLMDB", "JobRunnerTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "JobRunnerPagesTests",
+            dependencies: ["JobRunnerPages", "JobRunnerCore"]
         ),
         .testTarget(
             name: "JobRunnerCLITests",

@@ -7,7 +7,9 @@
    floors: a bare one-flush commit, and LMDB alone making the run's commits (bench/store_floor.c,
    no runner), each added to ninja's time as the least a runner that stores every transition
    before it acts could take.
-2. The time to validate a 10,000-job file.
+2. The time to validate a 10,000-job file, and `validate` of inputs whose cost once grew
+   faster than their size (bench/costly_inputs.py: long aliases, deeply nested defaults, 8,000
+   unknown needs, 80,000 env: keys, a 100,000-line --env-file): wall time and peak RSS each.
 3. Peak RSS of the 1,000-job run.
 4. Operator command latency on a live runner, and its idle CPU.
 5. Plugin throughput: 20,000 independent `noop.ok` plugin jobs (pipeline maxConcurrent 0,
@@ -25,10 +27,20 @@
    one; and a run killed with SIGKILL half way, then resumed: the time from the resuming
    command's start to its first `started` event. Medians of --scale-rounds rounds. Beside the
    run, the store's floor: LMDB alone making the same 12,501 commits (bench/store_floor.c).
+8. Dashboard (`--only dashboard`): `serve --http` of the 100,000-job file of row 7: the time
+   `GET /api/v1/status` of that finished run takes to stream whole, and a `GET /metrics`
+   scrape (medians); then a 20,000-job `noop.ok` plugin run under `run --http` with 50 SSE
+   clients following `/events` from its first event, against the same run with no client
+   (alternating rounds): the ratio of the runs' phases.
+9. Pages (`--only pages`): the run page of a 10,000-job run (`noop.ok` jobs in chains of 10, the
+   first job of every 50th chain `exit 1`, so 20 jobs fail and 180 are blocked: the page lists
+   those 200 and draws them with their neighbours), rendered whole by `jobrunner report --html`
+   (opening the store, reading the run, laying out the graph, writing the file): median wall time
+   of --rounds rounds (target: under 1 s), and the file's size.
 
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
        [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
-       [--scale-rounds 3] [--only dag|plugins|schedule|scale]
+       [--scale-rounds 3] [--only dag|plugins|schedule|scale|inputs|dashboard|pages]
 """
 import argparse
 import datetime
@@ -41,7 +53,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
+
+from costly_inputs import costly_inputs_benchmark
 
 
 def write_dag(directory, chains, length):
@@ -787,6 +803,109 @@ def scale_benchmark(jobrunner, work, rounds, count=100_000):
     print(f"  load       : {os.getloadavg()[0]:.2f} (1-minute load average at the end; this machine is shared)")
 
 
+def start_dashboard(argv, cwd):
+    """Starts a jobrunner command with `--http 0`; returns (process, base URL) once it listens."""
+    err_path = os.path.join(cwd, f"http-{time.monotonic_ns()}.err")
+    err = open(err_path, "w")
+    proc = subprocess.Popen(argv + ["--http", "0"], cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+    err.close()
+    while True:
+        with open(err_path) as f:
+            found = re.search(r"dashboard at (http://127\.0\.0\.1:\d+/)", f.read())
+        if found:
+            return proc, found.group(1)
+        if proc.poll() is not None:
+            raise SystemExit(f"{' '.join(argv)} ended before it listened: {open(err_path).read()}")
+        time.sleep(0.01)
+
+
+def fetch_seconds(url):
+    """Seconds to read the whole body of `url`, and its size."""
+    start = time.perf_counter()
+    with urllib.request.urlopen(url) as answer:
+        size = len(answer.read())
+    return time.perf_counter() - start, size
+
+
+def follow_events(base, stop, counts, index):
+    """An SSE client: reads /events from the first event until `stop` is set, counting ids."""
+    request = urllib.request.Request(base + "events", headers={"Last-Event-ID": "0"})
+    try:
+        with urllib.request.urlopen(request) as stream:
+            while not stop.is_set():
+                line = stream.readline()
+                if not line:
+                    break
+                if line.startswith(b"id: "):
+                    counts[index] += 1
+    except OSError:
+        pass
+
+
+def dashboard_benchmark(jobrunner, work, count=100_000, plugin_jobs=20_000, clients=50, rounds=3):
+    directory = os.path.join(work, "dashboard")
+    path = write_chains(directory, count)
+    state = os.path.join(directory, "state")
+    proc, base = start_dashboard([jobrunner, "serve", "--state", state, "--progress", "none", path], directory)
+    while True:
+        with urllib.request.urlopen(base + "api/v1/runs?limit=1") as answer:
+            runs = json.loads(answer.read())
+        if runs and runs[0]["state"] != "running":
+            break
+        time.sleep(1)
+    status = sorted(fetch_seconds(base + "api/v1/status") for _ in range(5))
+    metrics = sorted(fetch_seconds(base + "metrics") for _ in range(21))
+    stop_serve(proc)
+    print(f"dashboard: serve --http over a finished run of {count:,} noop.ok plugin jobs:")
+    print(f"  status     : GET /api/v1/status streams {status[2][1] / 2**20:.1f} MiB in {status[2][0]:.3f} s, "
+          f"median of 5 (target: 1 s)")
+    print(f"  metrics    : GET /metrics ({metrics[10][1] / 2**10:.0f} KiB) in {metrics[10][0] * 1000:.1f} ms, "
+          f"median of 21 (target: 50 ms)")
+    plugin_dir = os.path.join(work, "dashboard-sse")
+    write_noop(plugin_dir, plugin_jobs, "inprocess")
+    phases = {0: [], clients: []}
+    followed = []
+    for round_ in range(rounds):
+        for n in (0, clients):
+            state = os.path.join(plugin_dir, f"state-{round_}-{n}")
+            proc, base = start_dashboard([jobrunner, "run", "--state", state, "--progress", "none", "noop.yaml"],
+                                         plugin_dir)
+            stop = threading.Event()
+            counts = [0] * n
+            threads = [threading.Thread(target=follow_events, args=(base, stop, counts, i), daemon=True)
+                       for i in range(n)]
+            for thread in threads:
+                thread.start()
+            proc.wait()
+            stop.set()
+            phases[n].append(run_phase(jobrunner, state))
+            if n:
+                followed.append(statistics.median(counts))
+    quiet, busy = statistics.median(phases[0]), statistics.median(phases[clients])
+    print(f"  sse        : {plugin_jobs:,} noop.ok jobs under run --http, median of {rounds}: {quiet:.3f} s with no "
+          f"client, {busy:.3f} s with {clients} clients following /events ({busy / quiet * 100 - 100:+.1f} %; "
+          f"target: under +10 %); each client got a median of {statistics.median(followed):,.0f} events")
+    print(f"  load       : {os.getloadavg()[0]:.2f} (1-minute load average at the end; this machine is shared)")
+
+
+def pages_benchmark(jobrunner, work, rounds, count=10_000):
+    """The run page of a 10,000-job run with failures, rendered by `report --html`."""
+    directory = os.path.join(work, "pages")
+    write_big(directory, count, name="pages.yaml",
+              body=lambda i: "    run: exit 1\n" if i % 500 == 0 else "    plugin: noop.ok\n")
+    state = os.path.join(work, "pages-state")
+    proc = subprocess.run([jobrunner, "run", directory, "--state", state, "--progress", "none"],
+                          cwd=work, capture_output=True)
+    if proc.returncode != 1:
+        sys.stderr.write(proc.stderr.decode(errors="replace"))
+        raise SystemExit(f"the 10,000-job run of the pages row ended {proc.returncode}, not 1")
+    report = os.path.join(work, "pages.html")
+    wall, cpu, peak = cpu_and_wall([jobrunner, "report", "--state", state, "--html", report], work, rounds)
+    print(f"run page of a {count:,}-job run (report --html): {wall:.3f} s median of {rounds} "
+          f"(CPU {cpu:.3f} s, peak RSS {peak // 1024} MiB, {os.path.getsize(report) // 1024} KiB written; "
+          f"target: under 1 s)")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
@@ -801,17 +920,30 @@ def main():
     parser.add_argument("--idle-timeout", type=float, default=1200,
                         help="seconds the idle part waits for the first occurrences before reporting it is not idle")
     parser.add_argument("--scale-rounds", type=int, default=3, help="rounds of the 100,000-job run")
-    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale"], help="run one benchmark")
+    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale", "inputs", "dashboard", "pages"],
+                        help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
 
     work = tempfile.mkdtemp(prefix="jobrunner-bench.")
+    if args.only == "inputs":
+        costly_inputs_benchmark(jobrunner, work)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     if args.only == "plugins":
         plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
         shutil.rmtree(work, ignore_errors=True)
         return
+    if args.only == "dashboard":
+        dashboard_benchmark(jobrunner, work)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     if args.only == "scale":
         scale_benchmark(jobrunner, work, args.scale_rounds)
+        shutil.rmtree(work, ignore_errors=True)
+        return
+    if args.only == "pages":
+        pages_benchmark(jobrunner, work, args.rounds)
         shutil.rmtree(work, ignore_errors=True)
         return
     if args.only == "schedule":
@@ -829,11 +961,14 @@ def main():
     big = write_big(os.path.join(work, "big"), 10_000)
     validate_times = [timed([jobrunner, "validate", big], cwd=work)[0] for _ in range(5)]
     print(f"validate a 10,000-job file: {statistics.median(validate_times):.3f} s median of 5 (target: under 1 s)")
+    costly_inputs_benchmark(jobrunner, work)
     operator_latency(jobrunner, work)
     plugin_throughput(jobrunner, work, args.plugin_jobs, 5, args.isolated_jobs)
     schedule_benchmark(jobrunner, work, args.schedule_seconds, idle_jobs=args.idle_jobs,
                            idle_timeout=args.idle_timeout)
     scale_benchmark(jobrunner, work, args.scale_rounds)
+    dashboard_benchmark(jobrunner, work)
+    pages_benchmark(jobrunner, work, args.rounds)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -14,6 +14,16 @@
 #include <unistd.h>
 #endif
 
+extern char **environ;
+
+char **jobrunner_environment(void) {
+    return environ;
+}
+
+void jobrunner_replace_environment(char **table) {
+    environ = table;
+}
+
 int jobrunner_become_subreaper(void) {
 #if defined(__linux__)
     return prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

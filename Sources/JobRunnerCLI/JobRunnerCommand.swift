@@ -17,9 +17,12 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             RunCommand.self, ServeCommand.self, ValidateCommand.self, StatusCommand.self, RunsCommand.self,
             PruneCommand.self,
             LogsCommand.self, GraphCommand.self,
-            RetryCommand.self, SkipCommand.self, CancelCommand.self, SuspendCommand.self, ResumeCommand.self,
+            RetryCommand.self, SkipCommand.self, CancelCommand.self, TriggerCommand.self, SuspendCommand.self,
+            ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginDescribeCommand.self,
-            PluginWorkerCommand.self, WaitCommand.self, MigrateCommand.self, VersionCommand.self,
+            PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, MigrateCommand.self,
+            VersionCommand.self,
+            ReportCommand.self,
         ]
     )
 

@@ -2,6 +2,7 @@ import Foundation
 import JobRunnerCore
 import JobRunnerLMDB
 import JobRunnerPostgres
+import JobRunnerShell
 
 /// Where the state is kept, and the one place that knows which store keeps it: LMDB in a state
 /// directory, or PostgreSQL when `--store URL` (or `$JOBRUNNER_STORE`) names a database. Every
@@ -88,6 +89,11 @@ struct StoreOpener: Sendable {
         OpenedStore(
             reader: ReadModel(store: store, lock: lock, logs: logs), waker: waker,
             closing: { Task { await store.close() } })
+    }
+
+    /// The operator actions (``Operator``) on `store`, opened here for writing.
+    func `operator`(_ store: OpenedStore) -> Operator {
+        Operator(reader: store.reader, lock: lock, waker: waker, orphans: ProcessGroups(), place: path)
     }
 
     private func opened(_ store: LMDBQueueStore) -> OpenedStore {

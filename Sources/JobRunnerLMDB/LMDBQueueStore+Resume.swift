@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Synchronization
 
 /// The rows of a run that resuming it reads, read before the plan they go into exists
 /// (``LMDBQueueStore/readAhead()``), and the transaction that read them.

@@ -1,7 +1,6 @@
 import CLMDB
 import Foundation
 import JobRunnerCore
-import Synchronization
 
 /// The LMDB-backed ``QueueStore``.
 ///
@@ -24,7 +23,7 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// writes, which a reader that goes on reading must check again (``StateDirectory``).
     public let readsWithoutLockFile: Bool
     /// The current run's rows as ``readAhead()`` read them, until resuming takes them.
-    let rowsReadAhead = Mutex<RowsReadAhead?>(nil)
+    let rowsReadAhead = Locked<RowsReadAhead?>(nil)
     /// Checked before each read of a store that reads without LMDB's lock file: it fails while
     /// a runner writes (``StateDirectory/openStoreForReading()``).
     private let readGuard: (@Sendable () throws(StoreError) -> Void)?

@@ -22,6 +22,7 @@ extension RecordJSON {
         var limits: [String: Int]?
         var occurrenceOf: String?
         var scheduledAt: Date?
+        var manual: Bool?
         // `null` is an absent optional; for a required member, the fallback says what is wrong.
         let read = reader.object(RunMember.names) { name, reader in
             switch name {
@@ -34,6 +35,7 @@ extension RecordJSON {
             case .pipelineLimits: limits = reader.map { $0.integer() }
             case .occurrenceOf: occurrenceOf = reader.string()
             case .scheduledAt: scheduledAt = reader.date()
+            case .manual: manual = reader.bool()
             }
             return true
         }
@@ -46,13 +48,15 @@ extension RecordJSON {
             runnerPID: runnerPID, pipelineLimits: limits)
         run.occurrenceOf = occurrenceOf
         run.scheduledAt = scheduledAt
+        run.manual = manual
         return run
     }
 }
 
 /// The members of a stored run record, named as `RunRecord`'s synthesized `Codable` names them.
 private enum RunMember: CaseIterable {
-    case id, state, startedAt, finishedAt, jobIDs, runnerPID, pipelineLimits, occurrenceOf, scheduledAt
+    case id, state, startedAt, finishedAt, jobIDs, runnerPID, pipelineLimits, occurrenceOf, scheduledAt,
+        manual
 
     static let names = JSONMembers<RunMember>()
 }

@@ -99,6 +99,7 @@ enum RecordJSON {
         writer.endObject()
         writer.member("occurrenceOf", run.occurrenceOf)
         writer.member("scheduledAt", run.scheduledAt)
+        if let manual = run.manual { writer.member("manual", manual) }
         writer.endObject()
         return writer.bytes
     }
@@ -120,6 +121,10 @@ enum RecordJSON {
         writer.member("nextDue", schedule.nextDue)
         writer.member("queued", schedule.queued)
         writer.member("schedule", schedule.schedule)
+        writer.key("triggered")
+        writer.beginArray()
+        for date in schedule.triggered { writer.date(date) }
+        writer.endArray()
         writer.endObject()
         return writer.bytes
     }
@@ -142,6 +147,7 @@ enum RecordJSON {
         writer.member("jobID", request.jobID)
         writer.member("kind", request.kind.rawValue)
         writer.member("requestedAt", request.requestedAt)
+        if let runID = request.runID { writer.member("runID", runID) }
         writer.endObject()
         return writer.bytes
     }

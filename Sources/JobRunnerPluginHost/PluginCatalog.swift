@@ -1,7 +1,6 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerPluginAPI
-import Synchronization
 
 /// Finds plugin libraries from an ordered list of directories (SPEC 6), describes each once
 /// and loads it into this process only when asked for and after a prober (when there is one)
@@ -15,8 +14,8 @@ public final class PluginCatalog: Sendable {
     /// Loads a library in a child process before this one ever does; nil: this process loads
     /// libraries directly (the child side, and tests of loading itself).
     private let prober: PluginProber?
-    private let described = Mutex<[String: Result<PluginDescription, PluginLoadError>]>([:])
-    private let loaded = Mutex<[String: Result<LoadedPlugin, PluginLoadError>]>([:])
+    private let described = Locked<[String: Result<PluginDescription, PluginLoadError>]>([:])
+    private let loaded = Locked<[String: Result<LoadedPlugin, PluginLoadError>]>([:])
 
     /// A catalog of the libraries in `searchPath`; with a `prober`, every library is loaded by
     /// the prober first and into this process only if it came through.

@@ -1,4 +1,5 @@
 import JobRunnerCore
+import Logging
 import PostgresNIO
 
 /// The one place where the client's errors become ``StoreError``s: a sentence for the user
@@ -64,5 +65,17 @@ enum PostgresFailure {
             detail = "\(error)"
         }
         return StoreError(.io, "the store \(url) failed while \(what): \(detail)", cause: error)
+    }
+}
+
+extension Logger {
+    /// The logger the store's connections are given by default. It says only errors: the
+    /// client's notices (a connection leased while the pool's task is still being scheduled,
+    /// which then waits for it) are not the user's concern, and every failure reaches the user
+    /// as a ``StoreError`` sentence anyway.
+    public static var postgres: Logger {
+        var logger = Logger(label: "jobrunner.postgres")
+        logger.logLevel = .error
+        return logger
     }
 }

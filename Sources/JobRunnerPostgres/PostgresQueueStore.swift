@@ -44,7 +44,7 @@ public final class PostgresQueueStore: QueueStore, Sendable {
     ///   application's tables) or `.newerSchema`.
     public static func open(
         _ url: StoreURL, migrations: [Migration] = Migration.all,
-        logger: Logger = Logger(label: "jobrunner.postgres")
+        logger: Logger = .postgres
     ) async throws(StoreError) -> PostgresQueueStore {
         let found = try await withConnection(to: url, logger: logger) { connection in
             try await Schema.inspect(connection, logger: logger)
@@ -57,7 +57,7 @@ public final class PostgresQueueStore: QueueStore, Sendable {
     /// before and after.
     public static func migrate(
         _ url: StoreURL, migrations: [Migration] = Migration.all, appliedBy: String,
-        logger: Logger = Logger(label: "jobrunner.postgres")
+        logger: Logger = .postgres
     ) async throws(StoreError) -> (from: Int, to: Int) {
         try await withConnection(to: url, logger: logger) { connection in
             try await Schema.migrate(

@@ -16,7 +16,7 @@ public struct PostgresRunnerLock: RunnerLock {
     let url: StoreURL
     let logger: Logger
 
-    public init(url: StoreURL, logger: Logger = Logger(label: "jobrunner.postgres")) {
+    public init(url: StoreURL, logger: Logger = .postgres) {
         self.url = url
         self.logger = logger
     }
@@ -200,7 +200,7 @@ public struct PostgresWaker: RunnerWaker {
     let url: StoreURL
     let logger: Logger
 
-    public init(url: StoreURL, logger: Logger = Logger(label: "jobrunner.postgres")) {
+    public init(url: StoreURL, logger: Logger = .postgres) {
         self.url = url
         self.logger = logger
     }

@@ -1,7 +1,6 @@
 import Foundation
 import Glibc
 import JobRunnerCore
-import Synchronization
 
 /// An attempt's log file, capped by keeping the head and the tail (SPEC 5.2): the first
 /// `headLimit` bytes go straight to disk, the last `tailLimit` bytes are kept in memory, and
@@ -17,7 +16,7 @@ public final class CappedLog: Sendable {
     /// 10 MiB per attempt, as SPEC 5.2 says.
     public static let defaultLimit = 10 << 20
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// A log that will be written to `path` (truncated) once there is output.
     /// - Parameter masker: the secrets replaced by `***` before anything is kept (SPEC 3.1); a
@@ -25,7 +24,7 @@ public final class CappedLog: Sendable {
     public init(path: String, limit: Int = CappedLog.defaultLimit, masker: SecretMasker = .none) {
         var state = State(path: path, headLimit: limit / 2, tailLimit: limit - limit / 2)
         if !masker.isEmpty { state.masking = MaskingStream(masker) }
-        self.state = Mutex(state)
+        self.state = Locked(state)
     }
 
     deinit {

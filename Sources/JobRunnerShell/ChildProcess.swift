@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import JobRunnerCore
 import Subprocess
-import Synchronization
 
 #if canImport(System)
     import System
@@ -376,7 +375,7 @@ final class Latch<Value: Sendable>: Sendable {
         var waiters: [CheckedContinuation<Value, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func set(_ value: Value) {
         let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>] in

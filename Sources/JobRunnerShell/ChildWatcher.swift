@@ -2,7 +2,6 @@ import CJobRunnerSystem
 import Foundation
 import Glibc
 import JobRunnerCore
-import Synchronization
 
 /// Waits for the output and the end of the children ``ChildProcess`` starts itself, on one
 /// thread of its own that sleeps in `epoll_wait` on each child's process descriptor and
@@ -72,7 +71,7 @@ final class ChildWatcher: Sendable {
 
     private let epoll: Int32
     private let kernel: Kernel
-    private let pending = Mutex<[Registration]>([])
+    private let pending = Locked<[Registration]>([])
 
     /// Nil when `kernel` lacks what the watcher needs. Each watcher has a thread of its own for
     /// as long as the process lives: only tests make one besides ``shared``.

@@ -10,7 +10,8 @@ import Glibc
 struct NeededOutputs {
     /// Values longer than this many bytes go to a file.
     static let inlineLimit = 64 << 10
-    /// At most this many bytes of values go in the environment together.
+    /// At most this many bytes of entries (names, values and their pointers) go in the
+    /// environment together.
     static let inlineTotal = 256 << 10
 
     /// Variable name to value, for the environment.
@@ -28,8 +29,11 @@ struct NeededOutputs {
                 let value = outputs[key] ?? ""
                 let name =
                     "JOBRUNNER_OUT_\(ShellHandler.environmentName(job))_\(ShellHandler.environmentName(key))"
-                let size = value.utf8.count
-                if size <= Self.inlineLimit && total + size <= Self.inlineTotal {
+                // What the entry costs in the child's environment: `NAME=value`, its NUL and its
+                // pointer. Counting values alone let 90,000 short outputs pass inline, whose
+                // names alone were past what the kernel takes (`Argument list too long`).
+                let size = name.utf8.count + value.utf8.count + 2 + MemoryLayout<UnsafeRawPointer>.size
+                if value.utf8.count <= Self.inlineLimit && total + size <= Self.inlineTotal {
                     total += size
                     inline[name] = value
                 } else {

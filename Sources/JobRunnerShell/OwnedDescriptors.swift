@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import JobRunnerCore
 
 /// Descriptors the runner hands to a child it starts through swift-subprocess, and closes itself
 /// (never with `closeAfterSpawningProcess: true`): swift-subprocess traps in a descriptor's
@@ -8,10 +8,10 @@ import Synchronization
 /// pipe with every descriptor in use (`ulimit -n`). Each is closed once, by whichever comes
 /// first: the spawn (the child has its copy) or the failure to spawn.
 final class OwnedDescriptors: Sendable {
-    private let descriptors: Mutex<[Int32]>
+    private let descriptors: Locked<[Int32]>
 
     init(_ descriptors: [Int32]) {
-        self.descriptors = Mutex(descriptors.filter { $0 >= 0 })
+        self.descriptors = Locked(descriptors.filter { $0 >= 0 })
     }
 
     /// Closes every descriptor not closed yet.

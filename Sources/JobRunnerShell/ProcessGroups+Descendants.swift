@@ -2,7 +2,6 @@ import CJobRunnerSystem
 import Foundation
 import Glibc
 import JobRunnerCore
-import Synchronization
 
 /// Processes that left their attempt's process group (`setsid`, `setpgid`, a double fork) are
 /// still the attempt's: the environment they inherited names its run, job and attempt. The
@@ -24,7 +23,7 @@ extension ProcessGroups {
     }
 
     /// The pids of the live children ``ChildProcess`` spawned, which their spawner awaits.
-    private static let spawnedChildren = Mutex<Set<Int32>>([])
+    private static let spawnedChildren = Locked<Set<Int32>>([])
 
     /// `pid` was spawned by ``ChildProcess``, which will reap it.
     static func spawned(_ pid: Int32) { _ = spawnedChildren.withLock { $0.insert(pid) } }

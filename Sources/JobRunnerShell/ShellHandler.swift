@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Synchronization
 
 /// Runs `run:` jobs: a command line through `/bin/sh -c`, or an argv without a shell, as a
 /// ``ChildProcess`` with the environment of SPEC 5.2 and its output in a capped log.
@@ -172,7 +171,7 @@ extension HandlerSpec {
 private final class KnownDirectories: Sendable {
     private static let limit = 1_024
     /// Each directory, and whether this process made it.
-    private let made = Mutex<[String: Bool]>([:])
+    private let made = Locked<[String: Bool]>([:])
 
     /// Makes `path` (owner only) when missing; true when this process made it, so that no
     /// earlier runner can have left files in it. A forgotten directory counts as found.

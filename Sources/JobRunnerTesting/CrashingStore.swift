@@ -1,5 +1,4 @@
 import JobRunnerCore
-import Synchronization
 
 /// A store as a runner killed (`kill -9`) right after a chosen commit leaves it: that commit
 /// and those before it go to the store it wraps; every later one fails and changes nothing, so
@@ -12,7 +11,7 @@ public final class CrashingStore: ForwardingStore {
 
     public let inner: any QueueStore
     private let isLast: @Sendable ([StoreChange]) -> Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// - Parameter isLast: whether a commit's changes are the last the runner stores.
     public init(_ inner: any QueueStore, crashAfter isLast: @escaping @Sendable ([StoreChange]) -> Bool) {

@@ -1,12 +1,11 @@
 import JobRunnerCore
-import Synchronization
 
 /// A store whose commits fail on demand, as on a full disk: reads and the commits before
 /// ``startFailing(_:)`` go to the store it wraps; from then on every commit fails and changes
 /// nothing.
 public final class FailingStore: ForwardingStore {
     public let inner: any QueueStore
-    private let failure = Mutex<StoreError?>(nil)
+    private let failure = Locked<StoreError?>(nil)
 
     public init(_ inner: any QueueStore = InMemoryQueueStore()) { self.inner = inner }
 

@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Synchronization
 
 /// A clock that moves only when a test says so. Sleepers wake when ``advance(by:)`` passes
 /// their deadline; ``waitForSleepers(_:)`` lets a test await the moment the code under test
@@ -19,10 +18,10 @@ public final class ManualClock: RunnerClock {
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(now: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        state = Mutex(State(now: now))
+        state = Locked(State(now: now))
     }
 
     public func now() -> Date { state.withLock { $0.now } }

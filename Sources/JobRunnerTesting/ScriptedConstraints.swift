@@ -1,5 +1,4 @@
 import JobRunnerCore
-import Synchronization
 
 /// Constraints for runner tests: each check answers from a settable table, each satisfy pops a
 /// scripted outcome (success by default) and may flip its constraint to holding; every call is
@@ -14,10 +13,10 @@ public final class ScriptedConstraints: ConstraintRunner {
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(holds: [String: Bool], satisfy: [String: [SatisfyOutcome]] = [:], hold: Set<String> = []) {
-        state = Mutex(State(holds: holds, satisfyScripts: satisfy, held: hold))
+        state = Locked(State(holds: holds, satisfyScripts: satisfy, held: hold))
     }
 
     /// Lets the satisfies of a held constraint, waiting or to come, go on.

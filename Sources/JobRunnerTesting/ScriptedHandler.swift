@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Synchronization
 
 /// A handler for runner tests: returns scripted results per job, records every call, tracks
 /// how many attempts ran at once, and can hold chosen jobs until the test releases them.
@@ -16,13 +15,13 @@ public final class ScriptedHandler: JobHandler {
         var startWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// - Parameters:
     ///   - scripts: results per job, one per attempt; a job without (more) script succeeds.
     ///   - hold: jobs whose attempts wait until ``release(_:)``.
     public init(scripts: [String: [AttemptResult]] = [:], hold: Set<String> = []) {
-        state = Mutex(State(scripts: scripts, held: hold))
+        state = Locked(State(scripts: scripts, held: hold))
     }
 
     public func run(_ request: AttemptRequest) async -> AttemptResult {
@@ -103,7 +102,7 @@ public final class RecordingObserver: RunObserver {
         var watchers: [(kind: RunEvent.Kind, job: String?, continuation: CheckedContinuation<Void, Never>)] =
             []
     }
-    private let storage = Mutex(State())
+    private let storage = Locked(State())
     public init() {}
 
     public func opened(_ run: OpenedRun) { storage.withLock { $0.opened.append(run) } }

@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerCore
-import Synchronization
 import Testing
 
 /// What every ``QueueStore`` must do, as cases a store's own test target runs against it: the
@@ -268,7 +267,7 @@ public enum StoreContract {
 
 /// Completion order of submissions.
 private final class Completions: Sendable {
-    private let storage = Mutex<[Int]>([])
+    private let storage = Locked<[Int]>([])
     func append(_ value: Int) { storage.withLock { $0.append(value) } }
     var values: [Int] { storage.withLock { $0 } }
 }

@@ -1,3 +1,4 @@
+import CJobRunnerSystem
 import Foundation
 import Synchronization
 import Testing
@@ -69,7 +70,7 @@ public final class ThrowawayPostgres: Sendable {
         let task = sharedCluster.withLock { task in
             if let task { return task }
             let made = Task { () throws -> ThrowawayPostgres in
-                let cluster = try ThrowawayPostgres()
+                let cluster = try await ThrowawayPostgres()
                 started.withLock { $0 = cluster }
                 atexit { ThrowawayPostgres.started.withLock { $0 }?.stop() }
                 return cluster
@@ -84,7 +85,7 @@ public final class ThrowawayPostgres: Sendable {
 
     /// Makes the directory, runs `initdb` and starts the server.
     /// - Throws: ``Failure`` with the program's output when one fails.
-    public init() throws {
+    public init() async throws {
         if let reason = Self.unavailable { throw Failure(reason) }
         binaries = Self.binaryDirectory
         let base =
@@ -92,8 +93,10 @@ public final class ThrowawayPostgres: Sendable {
         directory = base
         try FileManager.default.createDirectory(
             atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        if Self.runsAsPostgres { try Self.run("/bin/chown", ["postgres:postgres", base], asPostgres: false) }
-        try Self.run(
+        if Self.runsAsPostgres {
+            try await Self.run("/bin/chown", ["postgres:postgres", base], asPostgres: false)
+        }
+        try await Self.run(
             binaries + "/initdb",
             ["-D", base + "/data", "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"],
             in: base)
@@ -105,13 +108,14 @@ public final class ThrowawayPostgres: Sendable {
             """
         try Data(hba.utf8).write(to: URL(fileURLWithPath: base + "/data/pg_hba.conf"))
         if Self.runsAsPostgres {
-            try Self.run("/bin/chown", ["postgres:postgres", base + "/data/pg_hba.conf"], asPostgres: false)
+            try await Self.run(
+                "/bin/chown", ["postgres:postgres", base + "/data/pg_hba.conf"], asPostgres: false)
         }
-        try start()
+        try await start()
         do {
-            try psql(
+            try await psql(
                 "CREATE ROLE \(Self.passwordRole) LOGIN PASSWORD '\(Self.password)'", database: "postgres")
-            try psql("CREATE DATABASE \(Self.template)", database: "postgres")
+            try await psql("CREATE DATABASE \(Self.template)", database: "postgres")
         } catch {
             stop()
             throw error
@@ -122,8 +126,8 @@ public final class ThrowawayPostgres: Sendable {
     static var runsAsPostgres: Bool { geteuid() == 0 }
 
     /// Starts the server on the data directory, waiting until it takes connections.
-    public func start() throws {
-        try Self.run(
+    public func start() async throws {
+        try await Self.run(
             binaries + "/pg_ctl",
             [
                 "-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "120", "-o",
@@ -140,14 +144,14 @@ public final class ThrowawayPostgres: Sendable {
             return !done
         }
         guard first else { return }
-        _ = try? Self.run(
+        _ = try? Self.runBlocking(
             binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"], in: directory)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Restarts the server (`pg_ctl restart -m fast`), as the fault tests do mid-run.
-    public func restart() throws {
-        try Self.run(
+    public func restart() async throws {
+        try await Self.run(
             binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "120", "restart"],
             in: directory)
     }
@@ -155,13 +159,13 @@ public final class ThrowawayPostgres: Sendable {
     // MARK: Databases
 
     /// Makes a new, empty database from the template, and returns its URL.
-    public func makeDatabase(template: String = ThrowawayPostgres.template) throws -> String {
+    public func makeDatabase(template: String = ThrowawayPostgres.template) async throws -> String {
         let number = counter.withLock { count in
             count += 1
             return count
         }
         let name = "test_\(getpid())_\(number)"
-        try psql("CREATE DATABASE \(name) TEMPLATE \(template);", database: "postgres")
+        try await psql("CREATE DATABASE \(name) TEMPLATE \(template);", database: "postgres")
         return url(database: name)
     }
 
@@ -173,8 +177,8 @@ public final class ThrowawayPostgres: Sendable {
 
     /// Runs SQL with `psql` as the superuser and returns what it printed (unaligned, tuples only).
     @discardableResult
-    public func psql(_ sql: String, database: String) throws -> String {
-        try Self.run(
+    public func psql(_ sql: String, database: String) async throws -> String {
+        try await Self.run(
             binaries + "/psql",
             [
                 "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", directory, "-p", "5432", "-U",
@@ -192,33 +196,63 @@ public final class ThrowawayPostgres: Sendable {
     }
 
     /// Runs a program to its end (as `postgres` when this process is root's, unless told not
-    /// to) and returns its output; throws with the output when it exits non-zero.
+    /// to) and returns its output; throws with the output when it exits non-zero. It waits on
+    /// a thread of its own: `initdb` or `CREATE DATABASE` on a loaded machine take seconds, and
+    /// a wait on one of the few threads of Swift's cooperative pool would hold up every other
+    /// test of the process (the store contracts ran out of their time limits so).
     @discardableResult
     static func run(
+        _ program: String, _ arguments: [String], asPostgres: Bool = true, in directory: String? = nil
+    ) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result {
+                        try runBlocking(program, arguments, asPostgres: asPostgres, in: directory)
+                    })
+            }.start()
+        }
+    }
+
+    /// ``run(_:_:asPostgres:in:)`` on the calling thread (for `stop()`, at the process's exit).
+    @discardableResult
+    static func runBlocking(
         _ program: String, _ arguments: [String], asPostgres: Bool = true, in directory: String? = nil
     ) throws -> String {
         let command =
             (asPostgres && runsAsPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []) + [program]
             + arguments
         // Output goes to a file, not a pipe: the server that `pg_ctl start` leaves running
-        // would keep a pipe open. The child is started with posix_spawn and reaped with waitpid
-        // on this thread (Foundation's Process waited for a reap that never came here).
+        // would keep a pipe open. The child is reaped with waitpid on this thread (Foundation's
+        // Process waited for a reap that never came here). It gets standard input, output and
+        // error and no other descriptor (`jobrunner_spawn`): the server would otherwise keep
+        // every descriptor the test process had open at that moment, such as the pipes of other
+        // tests' children, which then never saw their end (a test of `logs` into a closed pipe
+        // waited forever on one).
         let outputPath =
             FileManager.default.temporaryDirectory.path + "/jobrunner-pg-output-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        let script = "cd \"$0\" && exec \"$@\" </dev/null >\"$JOBRUNNER_PG_OUTPUT\" 2>&1"
-        let argv = ["/bin/sh", "-c", script, directory ?? "/"] + command
-        var environment = ProcessInfo.processInfo.environment
-        environment["JOBRUNNER_PG_OUTPUT"] = outputPath
-        let envp = environment.map { "\($0.key)=\($0.value)" }
-        var pid: pid_t = 0
-        let cArguments = argv.map { strdup($0) } + [nil]
+        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer {
+            if input >= 0 { close(input) }
+            if output >= 0 { close(output) }
+        }
+        guard input >= 0, output >= 0 else {
+            throw Failure("cannot open the output of \(program): \(String(cString: strerror(errno)))")
+        }
+        let envp = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        let cArguments = command.map { strdup($0) } + [nil]
         let cEnvironment = envp.map { strdup($0) } + [nil]
         defer { (cArguments + cEnvironment).forEach { free($0) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, cArguments, cEnvironment)
+        var pid: pid_t = 0
+        var pidfd: Int32 = -1
+        let spawned = jobrunner_spawn(
+            command[0], cArguments, cEnvironment, directory ?? "/", input, output, output, &pid, &pidfd)
         guard spawned == 0 else {
             throw Failure("cannot start \(program): \(String(cString: strerror(spawned)))")
         }
+        defer { if pidfd >= 0 { close(pidfd) } }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""

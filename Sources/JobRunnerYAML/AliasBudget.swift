@@ -11,6 +11,9 @@ struct AliasBudget {
     /// At most this many values may be added by aliases, over the whole file: far more than
     /// sharing defaults between a few thousand jobs needs.
     static let defaultLimit = 100_000
+    /// At most this many bytes of scalars may be added by aliases, over the whole file: a few
+    /// aliases of one long string must not stand for gigabytes either.
+    static let defaultByteLimit = 16 << 20
     /// Deeper nesting than this is refused, by libyaml itself (its default limit) for every
     /// file, and here for files with aliases; no job file needs a tenth of it.
     static let maxDepth = 1000
@@ -23,22 +26,43 @@ struct AliasBudget {
     }
 
     let limit: Int
+    let byteLimit: Int
+    /// What a value stands for once its aliases are written out: how many values, and how
+    /// many bytes of scalars.
+    private struct Size {
+        var values: Int
+        var bytes: Int
+
+        static func + (a: Size, b: Size) -> Size {
+            Size(values: saturatingAdd(a.values, b.values), bytes: saturatingAdd(a.bytes, b.bytes))
+        }
+    }
+
     /// The maps and lists open at this point: their anchors and sizes so far.
-    private var open: [(anchor: String?, size: Int)] = []
-    private var sizes: [String: Int] = [:]
-    private var added = 0
+    private var open: [(anchor: String?, size: Size)] = []
+    private var sizes: [String: Size] = [:]
+    private var added = Size(values: 0, bytes: 0)
 
-    init(limit: Int = defaultLimit) { self.limit = limit }
+    init(limit: Int = defaultLimit, byteLimit: Int = defaultByteLimit) {
+        self.limit = limit
+        self.byteLimit = byteLimit
+    }
 
-    mutating func scalar(anchor: String?) { close(1, anchor: anchor) }
+    mutating func scalar(anchor: String?, bytes: Int) { close(Size(values: 1, bytes: bytes), anchor: anchor) }
 
     mutating func alias(_ anchor: String, line: Int, column: Int) throws(Exceeded) {
         guard let size = sizes[anchor] else { return }
-        added = Self.saturatingAdd(added, size)
-        if added > limit {
+        added = added + size
+        if added.values > limit {
             throw Exceeded(
                 message:
-                    "YAML aliases here make this file stand for more than \(limit) values (*\(anchor) stands for \(size == Int.max ? "too many" : String(size)) values at this point, as in a 'billion laughs' file); write the values out or alias less",
+                    "YAML aliases here make this file stand for more than \(limit) values (*\(anchor) stands for \(size.values == Int.max ? "too many" : String(size.values)) values at this point, as in a 'billion laughs' file); write the values out or alias less",
+                line: line, column: column)
+        }
+        if added.bytes > byteLimit {
+            throw Exceeded(
+                message:
+                    "YAML aliases here make this file stand for more than \(byteLimit >> 20) MiB of text (*\(anchor) stands for \(size.bytes == Int.max ? "too many" : String(size.bytes)) bytes at this point); write the values out or alias less",
                 line: line, column: column)
         }
         close(size, anchor: nil)
@@ -50,16 +74,16 @@ struct AliasBudget {
                 message: "values are nested more than \(Self.maxDepth) levels deep; flatten this file",
                 line: line, column: column)
         }
-        open.append((anchor, 1))
+        open.append((anchor, Size(values: 1, bytes: 0)))
     }
 
     mutating func end() {
         if let finished = open.popLast() { close(finished.size, anchor: finished.anchor) }
     }
 
-    private mutating func close(_ size: Int, anchor: String?) {
+    private mutating func close(_ size: Size, anchor: String?) {
         if let anchor { sizes[anchor] = size }
-        if !open.isEmpty { open[open.count - 1].size = Self.saturatingAdd(open[open.count - 1].size, size) }
+        if !open.isEmpty { open[open.count - 1].size = open[open.count - 1].size + size }
     }
 
     private static func saturatingAdd(_ a: Int, _ b: Int) -> Int {

@@ -27,105 +27,142 @@ public struct Interpolation: Sendable {
     /// Whether a value needs expanding at all (most do not; they are kept as they are).
     public static func mayExpand(_ text: String) -> Bool { text.utf8.contains(UInt8(ascii: "$")) }
 
+    /// How deep defaults may nest (`${A:-${B:-…}}`): deeper is refused rather than followed,
+    /// so that no value can make the expansion recurse without bound.
+    public static let nestingLimit = 64
+
     /// The value with every `${…}` replaced and every `$$` made `$`.
+    ///
+    /// Linear in the value's length: where each `${` closes is found in one pass before
+    /// anything is expanded, and the expansion reads the value's bytes in place.
     public func expand(_ text: String) -> Result<String, Failure> {
         guard Self.mayExpand(text) else { return .success(text) }
-        var output = ""
-        var index = text.startIndex
-        while let dollar = text[index...].firstIndex(of: "$") {
-            output += text[index..<dollar]
-            let next = text.index(after: dollar)
-            guard next < text.endIndex else {
-                output += "$"
-                index = next
-                break
-            }
-            switch text[next] {
-            case "$":
-                output += "$"
-                index = text.index(after: next)
-            case "{":
-                let open = text.index(after: next)
-                guard let close = Self.closingBrace(in: text, from: open) else {
-                    return .failure(
-                        Failure(
-                            message:
-                                "'${' has no closing '}'; write ${NAME}, ${NAME:-default}, or $$ for a '$'"))
-                }
-                switch reference(String(text[open..<close])) {
-                case .success(let value): output += value
-                case .failure(let failure): return .failure(failure)
-                }
-                index = text.index(after: close)
-            default:
-                output += "$"
-                index = next
-            }
+        let bytes = Array(text.utf8)
+        var expansion = Expansion(bytes: bytes, closes: Self.closingBraces(bytes))
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        if let failure = expand(bytes.indices, into: &output, in: &expansion, depth: 0) {
+            return .failure(failure)
         }
-        output += text[index...]
-        return .success(output)
+        return .success(String(decoding: output, as: UTF8.self))
     }
 
-    /// The value of the inside of one `${…}`.
-    private func reference(_ inside: String) -> Result<String, Failure> {
-        let name: Substring
-        var fallback: Substring?
-        if let separator = inside.range(of: ":-") {
-            name = inside[..<separator.lowerBound]
-            fallback = inside[separator.upperBound...]
-        } else {
-            name = Substring(inside)
+    /// One value being expanded: its bytes, and for each `{` of a `${`, the `}` that closes it.
+    private struct Expansion {
+        let bytes: [UInt8]
+        let closes: [Int: Int]
+    }
+
+    /// Expands `bytes[range]` onto `output`; the failure, if any.
+    private func expand(
+        _ range: Range<Int>, into output: inout [UInt8], in expansion: inout Expansion, depth: Int
+    ) -> Failure? {
+        let bytes = expansion.bytes
+        var index = range.lowerBound
+        while index < range.upperBound {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "$") else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            let next = index + 1
+            guard next < range.upperBound else {
+                output.append(byte)
+                break
+            }
+            switch bytes[next] {
+            case UInt8(ascii: "$"):
+                output.append(byte)
+                index = next + 1
+            case UInt8(ascii: "{"):
+                guard let close = expansion.closes[next], close < range.upperBound else {
+                    return Failure(
+                        message: "'${' has no closing '}'; write ${NAME}, ${NAME:-default}, or $$ for a '$'")
+                }
+                if let failure = reference(next + 1..<close, into: &output, in: &expansion, depth: depth) {
+                    return failure
+                }
+                index = close + 1
+            default:
+                output.append(byte)
+                index = next
+            }
         }
+        return nil
+    }
+
+    /// Expands the inside of one `${…}`, `bytes[inside]`, onto `output`; the failure, if any.
+    private func reference(
+        _ inside: Range<Int>, into output: inout [UInt8], in expansion: inout Expansion, depth: Int
+    ) -> Failure? {
+        let bytes = expansion.bytes
+        // The first `:-` ends the name; a name is short, so this stops early.
+        var separator: Int?
+        var index = inside.lowerBound
+        while index + 1 < inside.upperBound {
+            if bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: "-") {
+                separator = index
+                break
+            }
+            index += 1
+        }
+        let name = String(
+            decoding: bytes[inside.lowerBound..<(separator ?? inside.upperBound)], as: UTF8.self)
+        let fallback = separator.map { $0 + 2..<inside.upperBound }
         if name.hasPrefix("matrix.") {
             let key = String(name.dropFirst("matrix.".count))
             guard let matrix else {
-                return .failure(Failure(message: "${\(name)} is used in a job without 'matrix:'"))
+                return Failure(message: "${\(name)} is used in a job without 'matrix:'")
             }
             guard let value = matrix[key] else {
                 let keys = matrix.keys.sorted().map { "matrix.\($0)" }.joined(separator: ", ")
-                return .failure(
-                    Failure(
-                        message:
-                            "${\(name)}: the job's matrix has no key \(VisibleText.quoted(key)); it has \(keys)"
-                    ))
+                return Failure(
+                    message:
+                        "${\(name)}: the job's matrix has no key \(VisibleText.quoted(key)); it has \(keys)")
             }
-            return .success(value)
+            output.append(contentsOf: value.utf8)
+            return nil
         }
         guard Self.isVariableName(name) else {
-            return .failure(
-                Failure(
-                    message:
-                        "'${\(inside)}' is not a variable reference; write ${NAME} or ${NAME:-default}, with NAME of letters, digits and '_', or $$ for a '$'"
-                ))
-        }
-        if let value = environment[String(name)], !(fallback != nil && value.isEmpty) {
-            return .success(value)
-        }
-        if let fallback { return expand(String(fallback)) }
-        return .failure(
-            Failure(
+            let whole = String(decoding: bytes[inside], as: UTF8.self)
+            return Failure(
                 message:
-                    "${\(name)} is not set in the runner's environment; set it, put it in a file given with --env-file, or give a default: ${\(name):-value}"
-            ))
+                    "'${\(VisibleText.shortened(whole))}' is not a variable reference; write ${NAME} or ${NAME:-default}, with NAME of letters, digits and '_', or $$ for a '$'"
+            )
+        }
+        if let value = environment[name], !(fallback != nil && value.isEmpty) {
+            output.append(contentsOf: value.utf8)
+            return nil
+        }
+        if let fallback {
+            guard depth < Self.nestingLimit else {
+                return Failure(
+                    message:
+                        "defaults nest more than \(Self.nestingLimit) deep (${\(name):-${…:-…}}); set one of the variables or give a plain default"
+                )
+            }
+            return expand(fallback, into: &output, in: &expansion, depth: depth + 1)
+        }
+        return Failure(
+            message:
+                "${\(name)} is not set in the runner's environment; set it, put it in a file given with --env-file, or give a default: ${\(name):-value}"
+        )
     }
 
-    /// The `}` that closes a `${` whose inside starts at `start`, counting nested `${…}`.
-    private static func closingBrace(in text: String, from start: String.Index) -> String.Index? {
-        var depth = 0
-        var index = start
-        var previous: Character?
-        while index < text.endIndex {
-            let character = text[index]
-            if character == "{", previous == "$" {
-                depth += 1
-            } else if character == "}" {
-                if depth == 0 { return index }
-                depth -= 1
+    /// For each `{` that follows a `$`, the offset of the `}` that closes it, counting nested
+    /// `${…}`; a `{` left open has no entry. One pass, whatever the nesting.
+    private static func closingBraces(_ bytes: [UInt8]) -> [Int: Int] {
+        var closes: [Int: Int] = [:]
+        var open: [Int] = []
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "{"), index > 0, bytes[index - 1] == UInt8(ascii: "$") {
+                open.append(index)
+            } else if byte == UInt8(ascii: "}"), let opening = open.popLast() {
+                closes[opening] = index
             }
-            previous = character
-            index = text.index(after: index)
         }
-        return nil
+        return closes
     }
 
     /// `[A-Za-z_][A-Za-z0-9_]*`, the names a shell can set.

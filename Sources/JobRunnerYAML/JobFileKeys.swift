@@ -116,10 +116,10 @@ struct Known<Key: FileKey> {
 }
 
 enum TopLevelKey: Int, FileKey {
-    case version, pipelines, constraints, connectivity, plugins, defaults, jobs, retention, secrets
+    case version, pipelines, constraints, connectivity, plugins, defaults, jobs, retention, secrets, notify
     static let names = [
         "version", "pipelines", "constraints", "connectivity", "plugins", "defaults", "jobs", "retention",
-        "secrets",
+        "secrets", "notify",
     ]
     static let byName = table()
 }
@@ -127,11 +127,11 @@ enum TopLevelKey: Int, FileKey {
 enum JobKey: Int, FileKey {
     case run, plugin, with, env, workdir, pipeline, needs, priority, requiresInternet
     case constraints, timeout, killGrace, retry, every, cron, catchUp, overlap, timezone
-    case isolation, enabled, matrix, allowFailure, when
+    case isolation, enabled, matrix, allowFailure, when, retention
     static let names = [
         "run", "plugin", "with", "env", "workdir", "pipeline", "needs", "priority", "requiresInternet",
         "constraints", "timeout", "killGrace", "retry", "every", "cron", "catchUp", "overlap", "timezone",
-        "isolation", "enabled", "matrix", "allowFailure", "when",
+        "isolation", "enabled", "matrix", "allowFailure", "when", "retention",
     ]
     static let byName = table()
 }
@@ -163,6 +163,12 @@ enum ConnectivityKey: Int, FileKey {
 enum PluginsKey: Int, FileKey {
     case paths
     static let names = ["paths"]
+    static let byName = table()
+}
+
+enum NotifyKey: Int, FileKey {
+    case on, jobs, run, plugin, with, timeout, retry
+    static let names = ["on", "jobs", "run", "plugin", "with", "timeout", "retry"]
     static let byName = table()
 }
 

@@ -293,6 +293,8 @@ public enum JobFileLoader {
         var needed: [Int] = []
         starts.reserveCapacity(jobs.count + 1)
         var declaredPipeline = ""
+        // Unknown needs met so far in each file.
+        var unknownNeeds: [String: Int] = [:]
         for index in jobs.indices {
             starts.append(needed.count)
             let definition = (
@@ -303,10 +305,14 @@ public enum JobFileLoader {
             let file = jobs[index].location.file
             for (need, mark) in zip(jobs[index].needs, places[index].needMarks) {
                 guard let target = byID[need] else {
+                    // A did-you-mean compares the name with every job's: only for the problems
+                    // a file can list, not for thousands that are only counted.
+                    let hinted = unknownNeeds[file, default: 0] < DiagnosticList.perFile
+                    unknownNeeds[file, default: 0] += 1
                     diagnostics.append(
                         Diagnostic(
                             at: mark.location(in: file),
-                            "job \(VisibleText.quoted(definition.id)) needs \(VisibleText.quoted(need)), which no loaded file defines\(Suggestion.hint(for: need, in: ids))"
+                            "job \(VisibleText.quoted(definition.id)) needs \(VisibleText.quoted(need)), which no loaded file defines\(hinted ? Suggestion.hint(for: need, in: ids) : "")"
                         ))
                     continue
                 }
@@ -368,11 +374,37 @@ public enum JobFileLoader {
         }
         let connectivity = single("connectivity") { $0.connectivity } ?? ConnectivitySettings()
         let retention = single("retention") { $0.retention } ?? RetentionPolicy()
+        // `notify:` hooks: names unique across files, and each job they name known.
+        var hooks: [NotifyHook] = []
+        var hookPlaces: [String: SourceLocation] = [:]
+        for file in files {
+            for (hook, marks) in file.notify {
+                if let first = hookPlaces[hook.name] {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: hook.location ?? first,
+                            "notify hook \(VisibleText.quoted(hook.name)) is declared twice; the first is at \(first); keep one"
+                        ))
+                    continue
+                }
+                hookPlaces[hook.name] = hook.location
+                for (name, location) in marks where byID[name] == nil && matrices[name] == nil {
+                    diagnostics.append(
+                        Diagnostic(
+                            at: location,
+                            "notify hook \(VisibleText.quoted(hook.name)) names job \(VisibleText.quoted(name)), which no job file has\(Suggestion.hint(for: name, in: jobs.map(\.id)))"
+                        ))
+                }
+                var expanded = hook
+                expanded.jobs = hook.jobs.map { names in names.flatMap { matrices[$0] ?? [$0] } }
+                hooks.append(expanded)
+            }
+        }
         let workload = Workload(
             jobs: jobs, pipelines: Array(pipelines.values), connectivity: connectivity,
             constraints: constraintDefinitions, pluginPaths: files.flatMap(\.pluginPaths),
             retention: retention, secrets: files.flatMap { $0.secrets.map(\.name) }, matrices: matrices,
-            positions: byID)
+            positions: byID, notify: hooks)
         return (workload, diagnostics)
     }
 }

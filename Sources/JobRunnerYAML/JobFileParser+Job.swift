@@ -61,7 +61,10 @@ extension JobFileParser {
             }
             if keys[.run] != nil { checkParameterNames(node) }
         }
-        // The file's defaults first, then the job's own; most jobs have neither.
+        // The file's defaults first, then the job's own; most jobs have neither. A variable the
+        // job sets again moves to the end, in one pass however many there are.
+        var ordered: [(key: String, value: String, node: Node)?] = []
+        var positions: [String: Int] = [:]
         for source in defaults.has(.env) || own.has(.env) ? [defaults[.env], own[.env]] : [] {
             guard let source, let entries = reader.entries(source.value, what: "env") else { continue }
             for variable in entries {
@@ -70,11 +73,20 @@ extension JobFileParser {
                         variable.value, "env value of \(VisibleText.quoted(variable.key)) must be a string")
                     continue
                 }
+                guard !variable.key.isEmpty, !variable.key.utf8.contains(UInt8(ascii: "=")) else {
+                    reader.error(
+                        variable.value,
+                        "env name \(VisibleText.quoted(variable.key)) cannot be passed to a process: a variable's name must be non-empty and hold no '='"
+                    )
+                    continue
+                }
                 job.environment[variable.key] = value
-                raw.environment.removeAll { $0.key == variable.key }
-                raw.environment.append((variable.key, value, variable.value))
+                if let earlier = positions[variable.key] { ordered[earlier] = nil }
+                positions[variable.key] = ordered.count
+                ordered.append((variable.key, value, variable.value))
             }
         }
+        if !ordered.isEmpty { raw.environment = ordered.compactMap { $0 } }
         if let node = keys[.workdir]?.value, let path = reader.nonEmptyString(node, what: "workdir") {
             job.workingDirectory = path.hasPrefix("/") ? path : directory + "/" + path
         }
@@ -148,7 +160,7 @@ extension JobFileParser {
             if value != .success && job.schedule != nil {
                 reader.error(
                     node,
-                    "when: \(value.rawValue) applies to one-shot jobs; job \(VisibleText.quoted(id)) is periodic (every/cron), and its occurrences run only when their needs succeeded"
+                    "when: \(value.rawValue) applies to one-shot jobs; job \(VisibleText.quoted(id)) is periodic (every/cron), and its occurrences run only when their needs succeeded. To be told when an occurrence fails, add a top-level notify: hook (on: [failure], jobs: [\(id)])"
                 )
             }
         }
@@ -207,7 +219,7 @@ extension JobFileParser {
         }
     }
 
-    private mutating func parseRun(_ node: Node) -> HandlerSpec? {
+    mutating func parseRun(_ node: Node) -> HandlerSpec? {
         switch reader.tree.kind(node) {
         case .sequence:
             var argv: [String] = []

@@ -16,7 +16,7 @@ extension JobFileParser {
         // A one-shot job (most are) has none of these keys, and so nothing to read or warn about.
         guard
             keys.has(.every) || keys.has(.cron) || keys.has(.timezone) || keys.has(.catchUp)
-                || keys.has(.overlap)
+                || keys.has(.overlap) || keys.has(.retention)
         else { return nil }
         var timeZone: TimeZone?
         if let node = keys[.timezone]?.value, let name = reader.nonEmptyString(node, what: "timezone") {
@@ -65,6 +65,20 @@ extension JobFileParser {
             let value = reader.choice(node, what: "overlap", as: Overlap.self)
         {
             job.overlap = value
+        }
+        if let retention = keys[.retention] {
+            if entry == nil {
+                // A one-shot job's runs are the file's runs of one-shot jobs: kept by the
+                // top-level `retention:`.
+                if own[.retention] != nil {
+                    reader.error(
+                        retention.keyNode,
+                        "retention on a job applies to periodic jobs (each one's occurrences are kept apart); job \(VisibleText.quoted(job.id)) has neither every nor cron: set the top-level retention: for the runs of one-shot jobs"
+                    )
+                }
+            } else {
+                job.retention = parseRetention(retention.value, what: "retention")
+            }
         }
         // Only the job's own keys: a file's defaults may hold them for its periodic jobs.
         if let timezone = own[.timezone], keys[.cron] == nil {

@@ -118,20 +118,11 @@ struct JobFileParser {
                 ($0, reader.location(connectivity.keyNode))
             }
         }
-        if let retention = top[.retention], let entries = section(retention.value, what: "retention") {
-            let known = reader.known(entries, as: RetentionKey.self, in: "retention")
-            var policy = RetentionPolicy()
-            if let node = known[.runs]?.value,
-                let runs = reader.int(node, what: "retention.runs", range: 1...1_000_000)
-            {
-                policy.runs = runs
-            }
-            if let node = known[.age]?.value,
-                let age = reader.duration(node, what: "retention.age", allowZero: false)
-            {
-                policy.age = age
-            }
+        if let retention = top[.retention], let policy = parseRetention(retention.value, what: "retention") {
             file.retention = (policy, reader.location(retention.keyNode))
+        }
+        if let notify = top[.notify], let entries = section(notify.value, what: "notify") {
+            for entry in entries { if let hook = parseNotify(entry) { file.notify.append(hook) } }
         }
         if let plugins = top[.plugins], let entries = section(plugins.value, what: "plugins") {
             let known = reader.known(entries, as: PluginsKey.self, in: "plugins")
@@ -176,6 +167,24 @@ struct JobFileParser {
     /// (`jobs:` alone is `jobs: {}`).
     private mutating func section(_ node: Node, what: String) -> [Entry]? {
         reader.isNull(node) ? [] : reader.entries(node, what: what)
+    }
+
+    /// A `retention:` map (`runs`, `age`): the file's, or a periodic job's own (SPEC 5.12).
+    mutating func parseRetention(_ node: Node, what: String) -> RetentionPolicy? {
+        guard let entries = section(node, what: what) else { return nil }
+        let known = reader.known(entries, as: RetentionKey.self, in: what)
+        var policy = RetentionPolicy()
+        if let node = known[.runs]?.value,
+            let runs = reader.int(node, what: "\(what).runs", range: 1...1_000_000)
+        {
+            policy.runs = runs
+        }
+        if let node = known[.age]?.value,
+            let age = reader.duration(node, what: "\(what).age", allowZero: false)
+        {
+            policy.age = age
+        }
+        return policy
     }
 
     var diagnostics: [Diagnostic] { reader.diagnostics }

@@ -15,6 +15,8 @@ struct ParsedFile {
     var pluginPaths: [String] = []
     /// `secrets:`: names of environment variables whose values are masked (SPEC 3.1).
     var secrets: [(name: String, location: SourceLocation)] = []
+    /// `notify:` hooks, with where each `jobs:` entry stands (checked once every job is known).
+    var notify: [(hook: NotifyHook, jobMarks: [(String, SourceLocation)])] = []
 
     mutating func append(_ job: consuming ParsedJob) {
         jobs.append(job.definition)

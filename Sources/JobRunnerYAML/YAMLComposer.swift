@@ -165,7 +165,7 @@ struct YAMLComposer {
         case YAML_SCALAR_EVENT:
             let scalar = event.data.scalar
             let anchor = Self.name(scalar.anchor)
-            if countsAliases { budget.scalar(anchor: anchor) }
+            if countsAliases { budget.scalar(anchor: anchor, bytes: Int(scalar.length)) }
             guard problem == nil else { return false }
             let tag = scalar.quoted_implicit == 1 ? 0 : tagNumber(scalar.tag, own: "tag:yaml.org,2002:str")
             let start = UInt32(tree.bytes.count)

@@ -132,6 +132,30 @@ import Testing
         #expect(unknown.stderr.contains("jobrunner: --only: no job 'reprot'; did you mean 'report'?"))
     }
 
+    /// The events file carries job ids, reasons and messages: owner only, like the state
+    /// directory (it was created 0644; issue 26, item 15).
+    @Test func theEventsFileIsTheOwnersOnly() async throws {
+        let workspace = try Workspace(files: ["a.yaml": Self.graph])
+        let events = workspace.root + "/events.jsonl"
+        let run = try await workspace.run("run", "jobs", "--progress", "none", "--events", events)
+        #expect(run.status == 0, "\(run.stderr)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: events)
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o600, "mode \(String(mode ?? -1, radix: 8))")
+    }
+
+    /// `--only ,` ran every job (issue 26, item 15): a list that names no job is refused.
+    @Test func runOnlyWithNoJobNamedIsRefusedAndRunsNothing() async throws {
+        let workspace = try Workspace(files: ["a.yaml": Self.graph])
+        for empty in [",", "", ",,"] {
+            let run = try await workspace.run("run", "jobs", "--progress", "none", "--only", empty)
+            #expect(run.status == 2, "\(empty): \(run.stdout) \(run.stderr)")
+            #expect(run.stderr.contains("--only names no job"), "\(run.stderr)")
+        }
+        let status = try await workspace.run("status", "--json")
+        #expect(!status.stdout.contains("unrelated"), "nothing was run: \(status.stdout)")
+    }
+
     static let flaky = """
         pipelines:
           ci: {}
@@ -176,7 +200,8 @@ import Testing
 
     @Test func waitBlocksUntilARunStartedElsewhereEndsAndExitsAsItDid() async throws {
         let workspace = try Workspace(files: [
-            "a.yaml": "jobs:\n  slow:\n    run: while [ ! -f ../go ] && [ -d ../jobs ]; do sleep 0.05; done; exit 3\n"
+            "a.yaml":
+                "jobs:\n  slow:\n    run: while [ ! -f ../go ] && [ -d ../jobs ]; do sleep 0.05; done; exit 3\n"
         ])
         let output = Pipe()
         let runner = try workspace.start(["run", "jobs", "--progress", "plain"], stdout: output)

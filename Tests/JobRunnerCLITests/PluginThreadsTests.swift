@@ -1,5 +1,5 @@
+import JobRunnerCore
 import JobRunnerPluginHost
-import Synchronization
 import Testing
 
 @testable import JobRunnerCLI
@@ -26,7 +26,7 @@ import Testing
         }
         #expect(ran)
         threads.stop()
-        let later = Mutex<Bool?>(nil)
+        let later = Locked<Bool?>(nil)
         threads.pool.submit { running in later.withLock { $0 = running } }
         #expect(later.withLock { $0 } == false)
     }

@@ -24,7 +24,7 @@ struct PostgresStoreCLITests {
 
     @Test func aRunOnAPostgresStoreIsReadBackByStatusRunsAndLogs() async throws {
         let cluster = try await ThrowawayPostgres.shared()
-        let url = try cluster.makeDatabase()
+        let url = try await cluster.makeDatabase()
         let workspace = try Workspace(files: ["jobs.yaml": Self.graph])
 
         let migrated = try await workspace.run("migrate", "--store", url)
@@ -56,14 +56,14 @@ struct PostgresStoreCLITests {
         #expect(logs.stdout.contains("building abc123"), "the output of fetch reached build")
 
         // The rows are in the database, where another host would read them.
-        let stored = try cluster.psql(
+        let stored = try await cluster.psql(
             "SELECT count(*) FROM jobs WHERE state = 'succeeded'", database: Self.database(of: url))
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "4")
     }
 
     @Test func aSecondRunnerOnTheStoreIsRefusedNamingTheFirst() async throws {
         let cluster = try await ThrowawayPostgres.shared()
-        let url = try cluster.makeDatabase()
+        let url = try await cluster.makeDatabase()
         let workspace = try Workspace(files: [
             "jobs.yaml": """
             jobs:
@@ -92,14 +92,14 @@ struct PostgresStoreCLITests {
         let cluster = try await ThrowawayPostgres.shared()
         let workspace = try Workspace(files: ["jobs.yaml": Self.graph])
 
-        let foreign = try cluster.makeDatabase()
-        try cluster.psql("CREATE TABLE invoices (id int)", database: Self.database(of: foreign))
-        let newer = try cluster.makeDatabase()
+        let foreign = try await cluster.makeDatabase()
+        try await cluster.psql("CREATE TABLE invoices (id int)", database: Self.database(of: foreign))
+        let newer = try await cluster.makeDatabase()
         #expect(try await workspace.run("migrate", "--store", newer).status == 0)
-        try cluster.psql(
+        try await cluster.psql(
             "INSERT INTO jobrunner_migrations (version, summary, applied_by) VALUES (99, 'later', 'a newer jobrunner')",
             database: Self.database(of: newer))
-        let empty = try cluster.makeDatabase()
+        let empty = try await cluster.makeDatabase()
         let nowhere = "postgres://postgres@/jobrunner?host=\(workspace.root)/no-server-here"
         let wrongPassword = cluster.url(
             database: Self.database(of: empty), user: ThrowawayPostgres.passwordRole, password: "not-it")
@@ -126,15 +126,15 @@ struct PostgresStoreCLITests {
         #expect(try await workspace.run("migrate", "--store", foreign).status == 3)
         #expect(try await workspace.run("migrate", "--store", newer).status == 3)
         #expect(
-            try cluster.psql(
+            try await cluster.psql(
                 "SELECT string_agg(table_name, ',') FROM information_schema.tables WHERE table_schema = 'public'",
                 database: Self.database(of: foreign)
             ).trimmingCharacters(in: .whitespacesAndNewlines) == "invoices", "nothing was written beside it")
         #expect(
-            try cluster.psql("SELECT count(*) FROM runs", database: Self.database(of: newer))
+            try await cluster.psql("SELECT count(*) FROM runs", database: Self.database(of: newer))
                 .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         #expect(
-            try cluster.psql(
+            try await cluster.psql(
                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
                 database: Self.database(of: empty)
             ).trimmingCharacters(in: .whitespacesAndNewlines) == "0")

@@ -1,3 +1,6 @@
+// `stat` and `timespec`: with SwiftNIO in the build (the dashboard), their definitions are found in
+// CDispatch's module, which MemberImportVisibility then asks to be imported.
+import CDispatch
 import Foundation
 import Glibc
 import Testing

@@ -89,7 +89,8 @@ import Testing
         ,{"id":"run","pipeline":"p","state":"running","reason":null,"attempts":1,"exitCode":null,"startedAt":"2027-01-15T08:00:14.000Z","finishedAt":null,"nextAttemptAt":null,"outputs":{}}
         ,{"id":"con","pipeline":"p","state":"waiting","reason":"constraint:disk","attempts":0,"exitCode":null,"startedAt":null,"finishedAt":null,"nextAttemptAt":null,"outputs":{}}]
         ,"pipelines":[{"name":"p","maxConcurrent":2,"suspended":0,"running":1},{"name":"q","maxConcurrent":0,"suspended":1,"running":0}]
-        ,"periodic":[]}
+        ,"periodic":[]
+        ,"runnerPID":null}
 
         """#
 

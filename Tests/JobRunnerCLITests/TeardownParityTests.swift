@@ -1,7 +1,6 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerPluginHost
-import Synchronization
 import Testing
 
 @testable import JobRunnerCLI
@@ -72,7 +71,7 @@ import Testing
 
     /// The process group an attempt's process led, once it is known.
     final class Spawned: Sendable {
-        private let pid = Mutex<Int32?>(nil)
+        private let pid = Locked<Int32?>(nil)
         func set(_ value: Int32) { pid.withLock { $0 = value } }
         var value: Int32? { pid.withLock { $0 } }
     }
@@ -98,7 +97,7 @@ import Testing
         let (spawns, spawned) = AsyncStream<Int32>.makeStream()
         let request = setup.request(Self.job(way, timeout: nil), onSpawn: { spawned.yield($0) })
         let result: AttemptResult
-        let ended = Mutex<CheckedContinuation<AttemptResult, Never>?>(nil)
+        let ended = Locked<CheckedContinuation<AttemptResult, Never>?>(nil)
         if way == .inProcess {
             // As the runner starts these: without a task, stopped through what `start` returns.
             result = await withCheckedContinuation { continuation in

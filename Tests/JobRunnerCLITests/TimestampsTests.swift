@@ -1,4 +1,5 @@
 import Foundation
+import JobRunnerCore
 import Testing
 
 @testable import JobRunnerCLI

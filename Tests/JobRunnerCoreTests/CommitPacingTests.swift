@@ -1,7 +1,6 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerTesting
-import Synchronization
 import Testing
 
 @Suite struct CommitPacingTests {
@@ -62,7 +61,7 @@ import Testing
 /// An in-memory store that counts the batches it is given.
 final class CountingStore: ForwardingStore {
     let inner: any QueueStore = InMemoryQueueStore()
-    private let count = Mutex(0)
+    private let count = Locked(0)
 
     var submissions: Int { count.withLock { $0 } }
 

@@ -26,11 +26,12 @@ struct ConductorDriver {
         pipelines: [PipelineDefinition] = [], maxRunning: Int? = nil, serve: Bool = true,
         retention: RetentionPolicy = RetentionPolicy(), records: [String: ScheduleRecord] = [:],
         finished: [RunRecord] = [], unfinished: [(Occurrence, RunSnapshot)] = [], online: Bool = true,
+        triggers: [OperatorRequest] = [], notify: [NotifyHook] = [], notifications: [OperatorRequest] = [],
         seed: UInt64 = 1, at start: Date = ConductorDriver.origin
     ) {
         now = start
         let workload = Workload(
-            jobs: oneShot + periodic.map(\.0), pipelines: pipelines, retention: retention)
+            jobs: oneShot + periodic.map(\.0), pipelines: pipelines, retention: retention, notify: notify)
         let plan = RunPlan(
             jobs: oneShot.map { RunPlan.Job($0, in: workload) }, pipelines: Array(workload.pipelines.values))
         let options = SchedulerOptions(maxRunning: maxRunning, logDirectory: "/logs")
@@ -46,7 +47,9 @@ struct ConductorDriver {
         for run in finished { runs[run.id] = run }
         schedules = records
         keep(opening)
-        keep(conductor.open(resuming: unfinished, now: start))
+        keep(
+            conductor.open(resuming: unfinished, requests: triggers, notifications: notifications, now: start)
+        )
         last = history.reduce(into: Decision()) { $0.append($1) }
     }
 
@@ -83,6 +86,11 @@ struct ConductorDriver {
     mutating func send(_ input: ConductorInput) -> Decision {
         keep(conductor.handle(input, now: now))
         return last
+    }
+
+    /// A `jobrunner trigger` of `jobID` asked for at `offset` (the date does not move).
+    static func trigger(_ jobID: String, at offset: TimeInterval, id: UInt64 = 1) -> OperatorRequest {
+        OperatorRequest(id: id, kind: .trigger, jobID: jobID, requestedAt: date(offset))
     }
 
     /// Moves the date to `offset` seconds after the origin and says time passed.

@@ -172,12 +172,17 @@ import Testing
 }
 
 @Suite struct ConductorRetentionTests {
+    /// Earlier occurrences of `tick`: retention counts each periodic job's occurrences apart
+    /// from other runs (SPEC 5.12).
     func finished(_ count: Int) -> [RunRecord] {
         (0..<count).map { index in
-            RunRecord(
+            var run = RunRecord(
                 id: "old-\(index)", state: .succeeded,
                 startedAt: ConductorDriver.date(Double(index) - 10_000),
-                finishedAt: ConductorDriver.date(Double(index) - 10_000), jobIDs: ["x"], runnerPID: 1)
+                finishedAt: ConductorDriver.date(Double(index) - 10_000), jobIDs: ["tick"], runnerPID: 1)
+            run.occurrenceOf = "tick"
+            run.scheduledAt = run.startedAt
+            return run
         }
     }
 

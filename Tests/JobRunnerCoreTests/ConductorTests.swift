@@ -181,6 +181,26 @@ import Testing
         #expect(driver.occurrences(of: "tick").map(\.state) == [.missed, .missed, .missed])
     }
 
+    /// The issue's case: `every: 5s`, 75 s down. Before, every date of the last minute was "on
+    /// time": the first ran and the other ten were each skipped as overlapping it, printing
+    /// `disabled tick: the last occurrence still runs` eleven times.
+    @Test func catchUpNoneAfterDowntimeRunsOnlyTheLatestAndReportsTheMissedInOneLine() {
+        let driver = ConductorDriver(
+            periodic: [periodicJob("tick", every: 5, catchUp: .none)],
+            records: record(lastScheduled: 0, every: 5),
+            at: ConductorDriver.date(75))
+        #expect(driver.started == ["tick@75"])
+        let states = driver.occurrences(of: "tick").map(\.state)
+        #expect(states == Array(repeating: .missed, count: 14) + [.running])
+        #expect(!states.contains(.skipped), "nothing is skipped as overlapping")
+        let reports = driver.history.flatMap(\.effects).compactMap { effect -> String? in
+            guard case .reportMissed(let job, let count, let catchUp) = effect else { return nil }
+            return "\(job) \(count) \(catchUp.rawValue)"
+        }
+        #expect(reports == ["tick 14 none"])
+        #expect(driver.history.flatMap(\.events).allSatisfy { $0.kind != .disabled })
+    }
+
     @Test func catchUpAllRunsEachDateOneAfterAnother() {
         var driver = ConductorDriver(
             periodic: [periodicJob("tick", catchUp: .all)], records: record(lastScheduled: 0),

@@ -2,7 +2,6 @@ import Foundation
 import JobRunnerCore
 import JobRunnerTesting
 import Logging
-import Synchronization
 import Testing
 
 /// Observers may keep what they record and write it on `flush()`: the runner flushes once per
@@ -36,7 +35,7 @@ final class FlushWatcher: RunObserver {
         var flushed: [String] = []
         var watchers: [(line: String, continuation: CheckedContinuation<Void, Never>)] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var logs: (recorded: [String], flushed: [String]) { state.withLock { ($0.recorded, $0.flushed) } }
 

@@ -1,6 +1,5 @@
 import Foundation
 import JobRunnerTesting
-import Synchronization
 import Testing
 
 @testable import JobRunnerCore
@@ -58,7 +57,7 @@ final class RingLog: Sendable {
         var taken = 0
         var waiter: CheckedContinuation<Int, Never>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var all: [Int] { state.withLock { $0.rung } }
 

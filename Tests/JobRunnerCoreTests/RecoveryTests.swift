@@ -2,13 +2,12 @@ import Foundation
 import JobRunnerCore
 import JobRunnerTesting
 import Logging
-import Synchronization
 import Testing
 
 /// Records which orphans the runner asked to end.
 final class RecordingTerminator: OrphanTerminator {
-    private let ended = Mutex<[Orphan]>([])
-    private let endedSatisfies = Mutex<[SatisfyProcess]>([])
+    private let ended = Locked<[Orphan]>([])
+    private let endedSatisfies = Locked<[SatisfyProcess]>([])
     var orphans: [Orphan] { ended.withLock { $0 } }
     var satisfies: [SatisfyProcess] { endedSatisfies.withLock { $0 } }
     func terminate(_ orphan: Orphan) async { ended.withLock { $0.append(orphan) } }

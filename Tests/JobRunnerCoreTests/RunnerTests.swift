@@ -1,7 +1,6 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerTesting
-import Synchronization
 import Testing
 
 @Suite struct RunnerTests {
@@ -275,7 +274,7 @@ final class GatedStore: ForwardingStore {
                 []
         var watchers: [(Int, CheckedContinuation<Void, Never>)] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func submit(
         _ changes: [StoreChange], under claim: StoreClaim,

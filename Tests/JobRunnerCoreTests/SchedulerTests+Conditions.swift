@@ -159,4 +159,43 @@ extension SchedulerConditionTests {
         driver.succeed("a")
         #expect(driver.started == ["cleanup"])
     }
+
+    /// The reproduction: `a` fails, `b` needs `a`, `report` (`when: always`) needs `b`;
+    /// after `retry a`, `report` kept its first result (`wheel: none`) and `retry report` was
+    /// refused. Now a `when: always|failure` job is judged again once the needs that `retry` or
+    /// `skip` reopened are final.
+    @Test func aWhenAlwaysJobIsJudgedAgainWhenRetryReopensItsNeeds() {
+        var driver = SchedulerDriver([
+            job("a"), job("b", needs: ["a"]), job("report", needs: ["b"], when: .always),
+        ])
+        driver.fail("a")
+        #expect(driver.state("b") == .blocked)
+        #expect(driver.started == ["report"])
+        driver.succeed("report")
+        #expect(closedState(&driver) == .failed)
+
+        _ = driver.request(.retry, "a")
+        #expect(driver.started == ["a"])
+        #expect(driver.state("report") == .pending, "waits for its needs again")
+        driver.succeed("a")
+        #expect(driver.started == ["b"])
+        driver.succeed("b")
+        #expect(driver.started == ["report"], "run again, with the needs' new results")
+        driver.succeed("report")
+        #expect(closedState(&driver) == .succeeded)
+    }
+
+    @Test func aWhenFailureJobIsJudgedAgainWhenSkipReopensItsNeeds() {
+        var driver = SchedulerDriver([
+            job("a"), job("b", needs: ["a"]), job("alert", needs: ["b"], when: .failure),
+        ])
+        driver.fail("a")
+        #expect(driver.started == ["alert"])
+        driver.succeed("alert")
+        _ = driver.request(.skip, "a")
+        #expect(driver.started == ["b"])
+        #expect(driver.state("alert") == .pending)
+        driver.succeed("b")
+        #expect(driver.state("alert") == .skipped, "no need failed this time")
+    }
 }

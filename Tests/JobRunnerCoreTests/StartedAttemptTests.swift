@@ -2,7 +2,6 @@ import Foundation
 import JobRunnerCore
 import JobRunnerTesting
 import Logging
-import Synchronization
 import Testing
 
 /// Attempts that a handler starts without a task (``JobHandler/start(_:ended:)``, what
@@ -16,7 +15,7 @@ struct StartedAttemptTests {
             var ranInATask: [String] = []
             var stops: [String: AttemptStop] = [:]
         }
-        private let state = Mutex(State())
+        private let state = Locked(State())
         let hold: Set<String>
         let results: [String: AttemptResult]
 
@@ -40,7 +39,7 @@ struct StartedAttemptTests {
             state.withLock { $0.started.append(id) }
             if hold.contains(id) {
                 // Ends only when stopped, once, whoever asks.
-                let once = Mutex(false)
+                let once = Locked(false)
                 return AttemptStop {
                     guard
                         once.withLock({ done in

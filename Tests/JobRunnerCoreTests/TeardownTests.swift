@@ -1,7 +1,6 @@
 import Foundation
 import JobRunnerCore
 import JobRunnerTesting
-import Synchronization
 import Testing
 
 /// The one deadline policy of attempts: a deadline from the work's start, the first of three
@@ -92,7 +91,7 @@ import Testing
 
     /// Work on threads of its own hears of its end once, whether it came before or after.
     @Test func anObserverHearsTheEndOnce() async {
-        let heard = Mutex<[String]>([])
+        let heard = Locked<[String]>([])
         let watch = AttemptWatch<AttemptResult>()
         watch.onEnd { end in heard.withLock { $0.append(end.result.end.words) } }
         watch.finish(.failed(exitCode: 2), at: nil)

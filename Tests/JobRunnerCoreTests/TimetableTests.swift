@@ -162,8 +162,18 @@ func everyMinute(
         var driver = TimetableDriver([everyMinute(catchUp: .none)])
         driver.tick(at: 0)
         driver.end("refresh", scheduledAt: 0)
-        driver.tick(at: 60 + Timetable.lateness)
+        // Just before the next date: found `lateness` late, and on time.
+        driver.tick(at: 60 + Timetable.lateness - 1)
         #expect(driver.started == [60])
+    }
+
+    @Test func catchUpNoneRunsOnlyTheLatestOfTheDatesOnTime() {
+        var driver = TimetableDriver([everyMinute(catchUp: .none, seconds: 10)])
+        driver.tick(at: 0)
+        driver.end("refresh", scheduledAt: 0)
+        driver.tick(at: 55)
+        #expect(driver.started == [50], "the latest date runs")
+        #expect(driver.missed == [10, 20, 30, 40], "the others are missed, not skipped as overlapping")
     }
 
     @Test func catchUpAllIsBoundedAndTheRestAreMissed() {

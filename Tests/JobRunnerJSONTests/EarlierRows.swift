@@ -79,6 +79,7 @@ enum EarlierRows {
             .joined(separator: ",") + "}"
         if let value = run.occurrenceOf { row += #","occurrenceOf":"# + quoted(value) }
         if let value = run.scheduledAt { row += #","scheduledAt":"# + seconds(value) }
+        if let value = run.manual { row += #","manual":"# + (value ? "true" : "false") }
         return Array((row + "}").utf8)
     }
 }

@@ -109,6 +109,7 @@ import Testing
             pipelineLimits: [text: Int.max, "b": 0, "c": Int.min])
         full.occurrenceOf = text
         full.scheduledAt = JSONFixtures.dates[7]
+        full.manual = true
         let bare = RunRecord(
             id: text, state: .running, startedAt: JSONFixtures.dates[0], jobIDs: [], runnerPID: -1)
         return [full, bare]
@@ -144,6 +145,7 @@ import Testing
         full.nextDue = JSONFixtures.dates[7]
         full.backlog = JSONFixtures.dates
         full.queued = JSONFixtures.dates[8]
+        full.triggered = [JSONFixtures.dates[8]]
         return [full, ScheduleRecord(jobID: text, anchor: JSONFixtures.dates[0], schedule: "every 1s")]
     }
 

@@ -14,6 +14,7 @@ import Testing
             jobIDs: [text, "b", "", text + "2"], runnerPID: .max, pipelineLimits: [text: 8, "b": 0, "c": -1])
         run.occurrenceOf = text
         run.scheduledAt = Date(timeIntervalSince1970: 0)
+        run.manual = true
         return run
     }
 

@@ -1,6 +1,6 @@
 import Foundation
+import JobRunnerCore
 import JobRunnerPluginHost
-import Synchronization
 import Testing
 
 /// The threads in-process plugin calls run on: calls handed over at once all run, on every
@@ -52,7 +52,7 @@ import Testing
         }
         holding.arrive()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let waiting = Mutex(3)
+            let waiting = Locked(3)
             for _ in 0..<3 {
                 threads.submit { running in
                     _ = tally.ended(running: running)
@@ -67,7 +67,7 @@ import Testing
             threads.stop()
         }
         #expect(tally.turnedAway == 3, "the calls waiting for the thread end without running")
-        let later = Mutex<Bool?>(nil)
+        let later = Locked<Bool?>(nil)
         threads.submit { running in later.withLock { $0 = running } }
         #expect(later.withLock { $0 } == false, "a call after the stop ends at once")
         gate.arrive()
@@ -77,7 +77,7 @@ import Testing
 /// Blocks each caller until `expected` callers have arrived.
 final class Meeting: Sendable {
     private let condition = NSCondition()
-    private let arrived = Mutex(0)
+    private let arrived = Locked(0)
     private let expected: Int
 
     init(expected: Int) { self.expected = expected }
@@ -99,7 +99,7 @@ final class Tally: Sendable {
         var ended = 0
         var turnedAway = 0
     }
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
 
     func began() {
         counts.withLock {

@@ -55,7 +55,7 @@ struct PluginWorkerPoolTests {
             var starts = 0
             var stops = 0
         }
-        private let state = Mutex(State())
+        private let state = Locked(State())
         func enter() {
             state.withLock {
                 $0.running += 1

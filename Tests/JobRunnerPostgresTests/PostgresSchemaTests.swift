@@ -16,13 +16,13 @@ struct PostgresSchemaTests {
     /// A database of its own, with nothing in it.
     func emptyDatabase() async throws -> (ThrowawayPostgres, String, StoreURL) {
         let cluster = try await ThrowawayPostgres.shared()
-        let url = try StoreURL(try cluster.makeDatabase())
+        let url = try StoreURL(try await cluster.makeDatabase())
         return (cluster, url.database, url)
     }
 
     /// The tables of a database, as psql lists them.
-    func tables(_ cluster: ThrowawayPostgres, _ database: String) throws -> [String] {
-        try cluster.psql(
+    func tables(_ cluster: ThrowawayPostgres, _ database: String) async throws -> [String] {
+        try await cluster.psql(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
             database: database
         ).split(separator: "\n").map(String.init)
@@ -34,7 +34,7 @@ struct PostgresSchemaTests {
         #expect(first.from == 0 && first.to == Migration.all.count)
         let again = try await PostgresQueueStore.migrate(url, appliedBy: "tests")
         #expect(again.from == again.to, "a second migrate changes nothing")
-        #expect(try tables(cluster, database).contains("jobrunner_migrations"))
+        #expect(try await tables(cluster, database).contains("jobrunner_migrations"))
         let store = try await PostgresQueueStore.open(url)
         #expect(try await store.runs().isEmpty)
         await store.close()
@@ -44,7 +44,7 @@ struct PostgresSchemaTests {
         let (cluster, database, url) = try await emptyDatabase()
         let error = await #expect(throws: StoreError.self) { _ = try await PostgresQueueStore.open(url) }
         #expect(error?.message.contains("run `jobrunner migrate --store URL`") == true)
-        #expect(try tables(cluster, database).isEmpty, "opening wrote nothing")
+        #expect(try await tables(cluster, database).isEmpty, "opening wrote nothing")
     }
 
     @Test func anOlderSchemaSaysToRunMigrateAndMigrateUpgradesIt() async throws {
@@ -67,7 +67,7 @@ struct PostgresSchemaTests {
         let (cluster, database, url) = try await emptyDatabase()
         _ = try await PostgresQueueStore.migrate(
             url, migrations: Migration.all + [Self.later], appliedBy: "tests")
-        let before = try tables(cluster, database)
+        let before = try await tables(cluster, database)
         let opening = await #expect(throws: StoreError.self) { _ = try await PostgresQueueStore.open(url) }
         #expect(opening?.code == .newerSchema)
         #expect(opening?.message.contains("written by a newer jobrunner") == true)
@@ -75,15 +75,16 @@ struct PostgresSchemaTests {
             _ = try await PostgresQueueStore.migrate(url, appliedBy: "tests")
         }
         #expect(migrating?.code == .newerSchema)
-        #expect(try tables(cluster, database) == before)
+        #expect(try await tables(cluster, database) == before)
         #expect(
-            try cluster.psql("SELECT max(version) FROM jobrunner_migrations", database: database)
+            try await cluster.psql("SELECT max(version) FROM jobrunner_migrations", database: database)
                 .trimmingCharacters(in: .whitespacesAndNewlines) == String(Self.later.version))
     }
 
     @Test func anotherApplicationsDatabaseIsRefusedAndNotTouched() async throws {
         let (cluster, database, url) = try await emptyDatabase()
-        try cluster.psql("CREATE TABLE customers (id int); CREATE TABLE orders (id int)", database: database)
+        try await cluster.psql(
+            "CREATE TABLE customers (id int); CREATE TABLE orders (id int)", database: database)
         for attempt in ["open", "migrate"] {
             let error = await #expect(throws: StoreError.self) {
                 if attempt == "open" {
@@ -96,12 +97,12 @@ struct PostgresSchemaTests {
                 error?.message.contains("holds tables that are not jobrunner's (customers, orders)") == true,
                 "\(attempt)")
         }
-        #expect(try tables(cluster, database) == ["customers", "orders"], "nothing was created beside them")
+        #expect(try await tables(cluster, database) == ["customers", "orders"], "nothing was created beside them")
     }
 
     @Test func wrongCredentialsAreRefusedInOneSentence() async throws {
         let cluster = try await ThrowawayPostgres.shared()
-        _ = try cluster.makeDatabase()
+        _ = try await cluster.makeDatabase()
         let url = try StoreURL(
             cluster.url(
                 database: ThrowawayPostgres.template, user: ThrowawayPostgres.passwordRole, password: "wrong")

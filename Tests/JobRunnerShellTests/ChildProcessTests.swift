@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import JobRunnerCore
 import JobRunnerTesting
-import Synchronization
 import Testing
 
 @testable import JobRunnerShell
@@ -252,7 +251,7 @@ final class OutputWatch: Sendable {
         var waiters: [(text: String, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func append(_ bytes: UnsafeRawBufferPointer) {
         let chunk = String(decoding: bytes, as: UTF8.self)

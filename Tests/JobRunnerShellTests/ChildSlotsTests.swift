@@ -1,5 +1,5 @@
+import JobRunnerCore
 import JobRunnerShell
-import Synchronization
 import Testing
 
 @Suite struct ChildSlotsTests {
@@ -38,5 +38,5 @@ import Testing
 }
 
 private final class Counts: Sendable {
-    let value = Mutex((inside: 0, most: 0, done: 0))
+    let value = Locked((inside: 0, most: 0, done: 0))
 }

@@ -3,7 +3,6 @@ import Foundation
 import Glibc
 import JobRunnerCore
 import JobRunnerTesting
-import Synchronization
 import Testing
 
 @testable import JobRunnerShell
@@ -31,7 +30,7 @@ import Testing
     }
 
     @Test func aReapThatFindsNothingYetIsNotACrashAndTheChildIsReapedLater() async throws {
-        let calls = Mutex<[Int32: Int]>([:])
+        let calls = Locked<[Int32: Int]>([:])
         // The first reap of each child finds nothing, as when its descriptor is readable before
         // the child can be reaped; the later ones ask the kernel.
         let late = ChildWatcher.Kernel(
@@ -44,7 +43,7 @@ import Testing
                 return call == 1 ? .notYet : ChildWatcher.Kernel.system.reap(pidfd)
             })
         let watcher = try #require(ChildWatcher(kernel: late))
-        let spawned = Mutex<Int32>(0)
+        let spawned = Locked<Int32>(0)
         let result = await ChildProcess(
             program: .path("/bin/sh"), arguments: ["-c", "echo before; exit 3"], clock: ManualClock()
         ).spawnDirectly(

@@ -34,7 +34,7 @@ import Testing
 
     @Test func manyChildrenLeaveNoDescriptorAndNoZombieBehind() async {
         let before = Self.openDescriptors()
-        let pids = Mutex<[Int32]>([])
+        let pids = Locked<[Int32]>([])
         for index in 0..<400 {
             let outcome = await ChildProcess(
                 program: .path("/bin/sh"), arguments: ["-c", "echo \(index)"], clock: ManualClock()

@@ -29,16 +29,29 @@ import Testing
     }
 
     @Test func valuesGoByFileOnceTheInlineTotalIsReached() {
-        let piece = String(repeating: "y", count: NeededOutputs.inlineLimit)
+        // Each entry a little under the limit once its name and pointer are counted: four fit.
+        let piece = String(repeating: "y", count: NeededOutputs.inlineLimit - 100)
         var outputs: [String: String] = [:]
         for index in 0..<6 { outputs["k\(index)"] = piece }
         let split = NeededOutputs(["a": outputs])
-        #expect(split.inline.count == NeededOutputs.inlineTotal / NeededOutputs.inlineLimit)
+        #expect(split.inline.count == 4)
         #expect(
             split.inline.keys.sorted() == [
                 "JOBRUNNER_OUT_A_K0", "JOBRUNNER_OUT_A_K1", "JOBRUNNER_OUT_A_K2", "JOBRUNNER_OUT_A_K3",
             ])
         #expect(split.viaFile.keys.sorted() == ["JOBRUNNER_OUT_A_K4", "JOBRUNNER_OUT_A_K5"])
+    }
+
+    /// 90,000 short outputs (0.8 MB, within the 1 MiB cap) made the consumer fail with
+    /// `Argument list too long`: the budget counted their values, not their names.
+    @Test func manyShortValuesAreCountedWithTheirNamesAndPointers() {
+        var outputs: [String: String] = [:]
+        for index in 0..<90_000 { outputs["k\(index)"] = "v" }
+        let split = NeededOutputs(["producer": outputs])
+        let inlineBytes = split.inline.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 + 8 }
+        #expect(inlineBytes <= NeededOutputs.inlineTotal)
+        #expect(split.inline.count + split.viaFile.count == 90_000)
+        #expect(!split.viaFile.isEmpty)
     }
 }
 

@@ -31,4 +31,28 @@ import Testing
             "\(messages)")
         #expect(messages.contains { $0.hasPrefix("jobs.yaml:4:3: error: unknown key 'keep'") }, "\(messages)")
     }
+
+    @Test func aPeriodicJobMayKeepItsOwnNumberOfOccurrences() throws {
+        let result = load(
+            "jobs:\n  tick:\n    every: 5s\n    run: \"true\"\n    retention: { runs: 3 }\n  daily:\n    cron: \"@daily\"\n    run: \"true\"\n"
+        )
+        #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
+        #expect(result.workload?.job("tick")?.retention == RetentionPolicy(runs: 3))
+        #expect(result.workload?.job("daily")?.retention == nil, "the top-level retention, counted apart")
+    }
+
+    @Test func aJobsRetentionIsCheckedWhereItStands() {
+        let result = load(
+            "jobs:\n  build:\n    run: \"true\"\n    retention: { runs: 3 }\n  tick:\n    every: 5s\n    run: \"true\"\n    retention:\n      runs: 0\n      kep: 2\n"
+        )
+        let messages = result.diagnostics.map(\.description)
+        #expect(
+            messages.contains {
+                $0.hasPrefix("jobs.yaml:4:5: error: retention on a job applies to periodic jobs")
+            }, "\(messages)")
+        #expect(
+            messages.contains { $0.hasPrefix("jobs.yaml:9:13: error:") && $0.contains("retention.runs") },
+            "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("jobs.yaml:10:7: error: unknown key 'kep'") }, "\(messages)")
+    }
 }

@@ -55,4 +55,11 @@ int jobrunner_epoll_remove(int epoll, int fd);
 /// with errno set (EINTR included).
 int jobrunner_epoll_wait(int epoll, int *fds, int capacity, int timeout);
 
+/// The process's environment (`environ`), for a caller that builds a whole new one at once.
+char **jobrunner_environment(void);
+
+/// Makes `table` (NULL-terminated `NAME=value` strings, kept for the life of the process) the
+/// process's environment, as one assignment of `environ`.
+void jobrunner_replace_environment(char **table);
+
 #endif

@@ -27,6 +27,13 @@ struct LogsCommand: AsyncParsableCommand {
         name: .customLong("run"), help: ArgumentHelp("A run other than the current one.", valueName: "id"))
     var runID: String?
 
+    @Option(
+        name: .customLong("notify"),
+        help: ArgumentHelp(
+            "The output of this notify: hook instead (its latest delivery, or the one for --run).",
+            valueName: "name"))
+    var notify: String?
+
     @Flag(name: [.short, .long], help: "Keep printing new output until the attempt (or the run) ends.")
     var follow = false
 
@@ -35,6 +42,9 @@ struct LogsCommand: AsyncParsableCommand {
     static let pollInterval = Duration.milliseconds(200)
 
     func validate() throws {
+        if notify != nil, job != nil || attempt != nil || follow {
+            throw ValidationError("--notify takes no job, --attempt or -f")
+        }
         if job == nil, attempt != nil { throw ValidationError("--attempt needs a job") }
         if let attempt, attempt < 1 { throw ValidationError("--attempt counts from 1, not \(attempt)") }
     }
@@ -59,9 +69,19 @@ struct LogsCommand: AsyncParsableCommand {
             printError("jobrunner: no runs yet in \(stateDirectory.path)")
             throw ExitCode(ExitStatus.failed)
         }
-        let (store, snapshot) = try await openRun(stateDirectory, runID: runID)
+        if let notify { return try await printNotifyLog(notify, stateDirectory) }
+        let (store, current) = try await openRun(stateDirectory, runID: runID)
         defer { store.close() }
         let reader = store.reader
+        var snapshot = current
+        // A periodic job is in none of the runs of one-shot jobs: its latest occurrence that ran
+        // is meant (SPEC 5.12).
+        if runID == nil, let job, snapshot.jobs[job] == nil,
+            let (latest, ran) = (try? await reader.latestOccurrence(of: job)) ?? nil, ran,
+            let occurrence = (try? await reader.snapshot(runID: latest.id)) ?? nil
+        {
+            snapshot = occurrence
+        }
         guard let job else {
             if snapshot.attempts.isEmpty, let words = OccurrenceWords.withoutAttempt(snapshot.run) {
                 printError("jobrunner: " + words)
@@ -112,6 +132,30 @@ struct LogsCommand: AsyncParsableCommand {
                 throw ExitCode(ExitStatus.failed)
             }
         }
+    }
+
+    /// A `notify:` hook's output (SPEC 5.13): of the run `--run` names, else of the latest run
+    /// it was delivered for.
+    private func printNotifyLog(_ name: String, _ stateDirectory: StoreOpener) async throws {
+        let logs = stateDirectory.logs.logsPath
+        func path(_ runID: String) -> String { "\(ShellNotifier.folder(in: logs, runID: runID))/\(name).log" }
+        var chosen = runID
+        if chosen == nil {
+            let store = try await stateDirectory.openForReading()
+            defer { store.close() }
+            let runs = (try? await store.reader.runs()) ?? []
+            chosen =
+                runs.sorted { $0.startedAt > $1.startedAt }.first {
+                    FileManager.default.fileExists(atPath: path($0.id))
+                }?.id
+        }
+        guard let chosen, FileManager.default.fileExists(atPath: path(chosen)) else {
+            printError(
+                "jobrunner: notify hook '\(name)' has no output\(runID.map { " for run \($0)" } ?? ""): it has not run there yet, or its name is another (see notify: in the job files)"
+            )
+            throw ExitCode(ExitStatus.failed)
+        }
+        _ = try LogFile.copy(path: path(chosen), from: 0)
     }
 
     /// The attempt asked for, or the latest; with `-f`, waits for the first one to start.

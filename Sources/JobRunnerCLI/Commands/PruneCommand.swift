@@ -50,7 +50,8 @@ struct PruneCommand: AsyncParsableCommand {
             defer { store.close() }
             let runs = try await store.reader.runs()
             let current = try await store.reader.currentRunID().map { Set([$0]) } ?? []
-            let ids = policy.runsToPrune(runs, now: Date(), keeping: current)
+            // The runs of one-shot jobs and each periodic job's occurrences counted apart.
+            let ids = RetentionPolicy.runsToPrune(runs, now: Date(), keeping: current) { _ in policy }
             if !ids.isEmpty {
                 try await store.store.prune(runs: ids)
                 for id in ids {

@@ -32,10 +32,20 @@ struct RunCommand: AsyncParsableCommand {
             valueName: "job"))
     var only: [String] = []
 
-    func validate() throws { try session.check() }
+    func validate() throws {
+        try session.check()
+        // `--only ,` or `--only ""` names no job: refused, rather than read as "every job".
+        if !only.isEmpty && names.isEmpty {
+            throw ValidationError(
+                "--only names no job (\(only.map { "'\($0)'" }.joined(separator: " "))); give job ids, comma-separated or after --only"
+            )
+        }
+    }
+
+    /// The jobs `--only` names, its commas split.
+    private var names: [String] { only.flatMap { $0.split(separator: ",").map(String.init) } }
 
     func run() async throws {
-        let names = only.flatMap { $0.split(separator: ",").map(String.init) }
         let summary = try await RunnerSession(global: global, options: session).run(
             serve: false, startNew: new, only: names)
         if let signal = summary.stopSignal { throw ExitCode(128 + signal) }

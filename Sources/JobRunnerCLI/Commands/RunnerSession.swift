@@ -3,11 +3,11 @@ import Dispatch
 import Foundation
 import Glibc
 import JobRunnerCore
+import JobRunnerHTTP
 import JobRunnerShell
 import JobRunnerYAML
 import Logging
 import ServiceLifecycle
-import Synchronization
 import UnixSignals
 
 /// How progress is shown.
@@ -35,8 +35,11 @@ struct SessionOptions: ParsableArguments {
 
     @OptionGroup var envFiles: EnvFileOptions
 
+    @OptionGroup var httpOptions: HTTPOptions
+
     func check() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs)") }
+        _ = try httpOptions.settings()
     }
 }
 
@@ -92,6 +95,12 @@ struct RunnerSession {
         ProcessGroups.becomeSubreaper()
 
         var observers: [any RunObserver] = []
+        let dashboardSettings = try options.httpOptions.settings()
+        let metrics = dashboardSettings.map { _ in DashboardMetrics() }
+        if let metrics {
+            metrics.setPipelines(Self.pipelines(of: workload))
+            observers.append(metrics.observer)
+        }
         if let events = options.events { observers.append(try EventsWriter(path: events)) }
         let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
         let logs = LogTail(directory: state.logs.logsPath)
@@ -123,18 +132,30 @@ struct RunnerSession {
             // lock checked, every second.
             storeCheckInterval: .seconds(1), serve: serve)
         runnerOptions.storedLogDirectory = LogLocation.folder
+        let store: any QueueStore = metrics.map { TimedStore(state.store, metrics: $0) } ?? state.store
         let runner = Runner(
-            workload: workload, store: state.store, claim: state.claim, handler: handlers,
+            workload: workload, store: store, claim: state.claim, handler: handlers,
             observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
             options: runnerOptions,
-            logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold)
+            logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold,
+            notifier: ShellNotifier(
+                reader: ReadModel(store: state.store, lock: nil, logs: state.logs),
+                logDirectory: state.logs.logsPath, secrets: secrets, environment: environment))
         let reloader =
             serve
             ? Reloader(
                 paths: options.paths, files: jobSet.result.files, runner: runner, environment: environment,
-                secrets: secrets) : nil
+                secrets: secrets,
+                reloaded: { workload in metrics?.setPipelines(Self.pipelines(of: workload)) })
+            : nil
+        let dashboard = dashboardSettings.map { settings in
+            DashboardSetup.dashboard(
+                settings: settings,
+                reader: ReadModel(store: state.store, lock: stateDirectory.lock, logs: state.logs),
+                stateDirectory: stateDirectory, metrics: metrics ?? DashboardMetrics(), logger: logger)
+        }
         // `serve` leaves SIGTERM and SIGINT to its service group (a graceful shutdown); `run` turns
         // them into a stop itself, to exit 128 + the signal.
         let stopSignals = serve ? [] : [SIGINT, SIGTERM]
@@ -162,7 +183,10 @@ struct RunnerSession {
         let started = Date()
         let summary: RunSummary
         do {
-            summary = serve ? try await Self.serve(runner, logger: logger) : try await runner.run()
+            summary =
+                serve || dashboard != nil
+                ? try await Self.serve(runner, dashboard: dashboard, signals: serve, logger: logger)
+                : try await runner.run()
         } catch {
             // The runner ended its attempts before it threw; nothing already stored was changed.
             // A refused claim says itself what to do: another owner holds the store.
@@ -182,17 +206,30 @@ struct RunnerSession {
         return summary
     }
 
-    /// Runs the runner as the one service of a service group, which turns SIGTERM and SIGINT into
-    /// a graceful shutdown: the runner stops cleanly.
-    private static func serve(_ runner: Runner, logger: Logger) async throws -> RunSummary {
+    /// Runs the runner as a service of a service group, with the dashboard beside it when
+    /// `--http` asks for one (it ends with the runner). `serve`'s group turns SIGTERM and SIGINT
+    /// into a graceful shutdown: the runner stops cleanly; `run` stops its runner itself.
+    private static func serve(_ runner: Runner, dashboard: Dashboard?, signals: Bool, logger: Logger)
+        async throws
+        -> RunSummary
+    {
         let service = RunnerService(runner: runner)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
+        ]
+        if let dashboard { services.append(.init(service: dashboard)) }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
+                services: services, gracefulShutdownSignals: signals ? [.sigterm, .sigint] : [],
                 logger: logger))
         try await group.run()
         guard let summary = service.summary else { throw CancellationError() }
         return summary
+    }
+
+    /// Each job's pipeline, for the metrics' labels.
+    private static func pipelines(of workload: Workload) -> [String: String] {
+        Dictionary(workload.jobs.map { ($0.id, $0.pipeline) }, uniquingKeysWith: { first, _ in first })
     }
 
     private func resolvedProgress(fd: Int32) -> Progress {
@@ -210,19 +247,25 @@ final class Reloader: Sendable {
     /// The environment `${NAME}` is expanded from: the runner's, with `--env-file`, as at start.
     private let environment: [String: String]
     private let secrets: Secrets
-    private let state: Mutex<(files: [String], stamps: [String: Stamp])>
+    /// Told each good reload's definitions.
+    private let reloaded: @Sendable (Workload) -> Void
+    private let state: Locked<(files: [String], stamps: [String: Stamp])>
 
     private struct Stamp: Equatable {
         var modified: Date?
         var size: Int?
     }
 
-    init(paths: [String], files: [String], runner: Runner, environment: [String: String], secrets: Secrets) {
+    init(
+        paths: [String], files: [String], runner: Runner, environment: [String: String], secrets: Secrets,
+        reloaded: @escaping @Sendable (Workload) -> Void = { _ in }
+    ) {
+        self.reloaded = reloaded
         self.paths = paths
         self.runner = runner
         self.environment = environment
         self.secrets = secrets
-        state = Mutex((files, Self.stamps(of: files)))
+        state = Locked((files, Self.stamps(of: files)))
     }
 
     /// Reloads if a job file was added, removed or changed since the last look.
@@ -254,6 +297,7 @@ final class Reloader: Sendable {
         )
         secrets.update(SecretMasker(values: workload.secretValues(environment: environment)))
         runner.reload(workload)
+        reloaded(workload)
     }
 
     private static func stamps(of files: [String]) -> [String: Stamp] {
@@ -271,7 +315,7 @@ final class Reloader: Sendable {
 /// `serve`'s runner as a service: a graceful shutdown asks it to stop cleanly.
 final class RunnerService: Service, Sendable {
     private let runner: Runner
-    private let result = Mutex<RunSummary?>(nil)
+    private let result = Locked<RunSummary?>(nil)
 
     init(runner: Runner) { self.runner = runner }
 

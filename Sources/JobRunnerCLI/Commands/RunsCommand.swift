@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import JobRunnerCore
 
-/// `jobrunner runs [--json] [--limit N]`: the history, newest first.
+/// `jobrunner runs [--json] [--limit N] [--job ID]`: the history, newest first.
 struct RunsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "runs",
@@ -19,6 +19,13 @@ struct RunsCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Show at most this many runs.", valueName: "n"))
     var limit: Int = 20
 
+    @Option(
+        name: .customLong("job"),
+        help: ArgumentHelp(
+            "Only the runs of this job: a periodic job's occurrences, or the runs that hold a one-shot job.",
+            valueName: "id"))
+    var job: String?
+
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
     }
@@ -33,7 +40,7 @@ struct RunsCommand: AsyncParsableCommand {
             let store = try await stateDirectory.openForReading()
             defer { store.close() }
             var rows: [[String]] = []
-            for entry in try await store.reader.recentRuns(limit: limit) {
+            for entry in try await store.reader.recentRuns(limit: limit, job: job) {
                 if json {
                     print(Self.json(entry.run, counts: entry.counts))
                 } else {
@@ -57,20 +64,16 @@ struct RunsCommand: AsyncParsableCommand {
     static func row(_ run: RunRecord, counts: [JobState: Int]) -> [String] {
         let took = run.finishedAt.map { Timestamps.elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
         let of =
-            run.occurrenceOf.map { job in "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")" }
-            ?? "jobs"
+            run.occurrenceOf.map { job in
+                "\(job) @ \(run.scheduledAt.map(Timestamps.clock) ?? "?")"
+                    + (run.manual == true ? " (trigger)" : "")
+            } ?? "jobs"
         return [run.id, of, run.state.rawValue, Timestamps.clock(run.startedAt), took, summary(counts)]
     }
 
+    /// A line of `runs --json`: ``RunsJSON``, which the HTTP API writes too.
     static func json(_ run: RunRecord, counts: [JobState: Int]) -> String {
-        func date(_ value: Date?) -> String { value.map { JSONValue.quote(Timestamps.iso($0)) } ?? "null" }
-        let countsJSON = JobState.allCases.compactMap { state in
-            counts[state].map { "\(JSONValue.quote(state.rawValue)): \($0)" }
-        }
-        return "{\"id\": \(JSONValue.quote(run.id)), \"state\": \(JSONValue.quote(run.state.rawValue)), "
-            + "\"occurrenceOf\": \(run.occurrenceOf.map(JSONValue.quote) ?? "null"), "
-            + "\"scheduledAt\": \(date(run.scheduledAt)), \"startedAt\": \(date(run.startedAt)), "
-            + "\"finishedAt\": \(date(run.finishedAt)), \"counts\": {\(countsJSON.joined(separator: ", "))}}"
+        RunsJSON.line(run, counts: counts)
     }
 }
 

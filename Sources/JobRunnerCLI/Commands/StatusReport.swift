@@ -46,6 +46,27 @@ struct StatusReport {
         }
     }
 
+    /// A periodic job's occurrence under way, in words: `running (tick @ 19:07:15, attempt 1)`,
+    /// `waiting for backoff (…)`, `queued (…)`.
+    static func words(for occurrence: RunView.OccurrenceUnderWay, jobID: String) -> String {
+        let name =
+            "\(jobID) @ \(Timestamps.clock(occurrence.scheduledAt))" + (occurrence.manual ? ", trigger" : "")
+        guard let job = occurrence.job else {
+            return "queued (\(name)): waits for the running one or its needs"
+        }
+        switch job.record.state {
+        case .running:
+            return "running (\(name), attempt \(job.record.attempts))"
+        case .pending, .waiting:
+            guard let reason = job.waitingFor else {
+                return "\(job.record.state.rawValue) (\(name)); runs when a runner resumes it"
+            }
+            return words(for: reason, record: job.record, states: [:]) + " (\(name))"
+        default:
+            return "\(job.record.state.rawValue) (\(name))"
+        }
+    }
+
     /// The `DETAIL` of a job.
     private static func words(for job: RunView.Job, states: [String: JobState]) -> String {
         let record = job.record
@@ -175,7 +196,14 @@ struct StatusReport {
                     record.lastResult.map { "last \($0.rawValue) (run \(record.lastRunID ?? "?"))" }
                     ?? "no occurrence finished yet"
                 let next = record.nextDue.map { "next due \(Timestamps.moment($0))" } ?? "no next date"
-                lines.append("  \(record.jobID): \(last); \(next)")
+                let now =
+                    view.underWay[record.jobID].map { Self.words(for: $0, jobID: record.jobID) + "; " } ?? ""
+                lines.append("  \(record.jobID): \(now)\(last); \(next)")
+            }
+            if view.runnerPID == nil {
+                lines.append(
+                    "no runner is serving this state directory: periodic jobs fire only while `jobrunner serve` runs"
+                )
             }
         }
         return lines.map(VisibleText.escaped).joined(separator: "\n")

@@ -18,7 +18,9 @@ final class EventsWriter: RunObserver, Sendable {
             fd = STDOUT_FILENO
             ownsDescriptor = false
         } else {
-            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            // Owner only, like every file jobrunner writes: events carry job ids, reasons and
+            // messages.
+            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
                 throw ValidationError(
                     "cannot open the events file \(path): \(String(cString: strerror(errno)))")
@@ -49,26 +51,9 @@ final class EventsWriter: RunObserver, Sendable {
         return String(decoding: line.bytes, as: UTF8.self)
     }
 
-    /// Writes `event` as a JSON object, members in a fixed order, absent ones left out, a space
-    /// after each colon and comma (as the lines have always been written).
+    /// Writes `event` as a JSON object (``RunEvent/writeJSON(to:)``, which the HTTP API's
+    /// event stream writes too).
     static func write(_ event: RunEvent, to json: inout JSONWriter) {
-        json.raw(#"{"time": ""#)
-        Timestamps.withISO(event.time) { json.raw($0) }
-        json.raw(#"", "run": "#)
-        json.string(event.run)
-        json.member(raw: #", "job": "#, event.job)
-        json.member(raw: #", "attempt": "#, event.attempt)
-        json.member(raw: #", "event": "#, event.kind.rawValue)
-        json.member(raw: #", "pipeline": "#, event.pipeline)
-        json.member(raw: #", "reason": "#, event.reason)
-        json.member(raw: #", "exitCode": "#, event.exitCode)
-        if let delay = event.delay {
-            json.raw(#", "delay": "#)
-            json.raw(Array(String(format: "%.3f", delay.seconds).utf8))
-        }
-        json.member(raw: #", "key": "#, event.key)
-        json.member(raw: #", "value": "#, event.value)
-        json.member(raw: #", "state": "#, event.state)
-        json.raw("}")
+        event.writeJSON(to: &json)
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import JobRunnerCore
 
 /// Text an observer was given and has not written yet. It goes out in one `write` on
 /// ``flush()``, which the runner calls once per batch of messages, or sooner once it grows past
@@ -9,7 +9,7 @@ final class PendingOutput: Sendable {
     static let limit = 64 * 1024
 
     private let fd: Int32
-    private let bytes = Mutex<[UInt8]>([])
+    private let bytes = Locked<[UInt8]>([])
 
     init(fd: Int32) { self.fd = fd }
 

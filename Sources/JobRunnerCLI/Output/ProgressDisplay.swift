@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import Glibc
 import JobRunnerCore
-import Synchronization
 
 /// `--progress plain`: one line per transition; under a `failed` line, the end of the
 /// attempt's log. The lines of one batch of the runner's messages go out in one `write`.
@@ -30,6 +29,16 @@ final class PlainProgress: RunObserver, Sendable {
         return "resuming    run \(run.runID): \(run.finalJobs) of \(run.totalJobs) jobs final already"
     }
 
+    func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {
+        pending.append(
+            Timestamps.clock(time) + " " + VisibleText.escaped(Self.missedLine(jobID, count, catchUp)) + "\n")
+    }
+
+    /// One line for a job's occurrences missed during downtime (SPEC 5.12).
+    static func missedLine(_ jobID: String, _ count: Int, _ catchUp: CatchUp) -> String {
+        "missed      \(count) occurrence\(count == 1 ? "" : "s") of \(jobID) (catchUp: \(catchUp.rawValue))"
+    }
+
     func record(_ event: RunEvent) {
         guard let line = Self.line(for: event) else { return }
         // Reasons carry what jobs wrote (a skip reason, a malformed output line): shown with
@@ -43,7 +52,8 @@ final class PlainProgress: RunObserver, Sendable {
 
     /// The words for one event, or nil for events that only the events file carries.
     static func line(for event: RunEvent) -> String? {
-        let job = event.job ?? ""
+        // An occurrence is named with its scheduled time: `tick @ 19:07:15` (SPEC 5.12).
+        let job = (event.job ?? "") + (event.occurrence.map { " @ " + Timestamps.clock($0) } ?? "")
         let attempt = event.attempt.map { " (attempt \($0))" } ?? ""
         func pad(_ word: String) -> String { word + String(repeating: " ", count: max(0, 12 - word.count)) }
         switch event.kind {
@@ -53,6 +63,11 @@ final class PlainProgress: RunObserver, Sendable {
             return pad("waiting") + "pipeline \(pipeline) is suspended and nothing else can run; "
                 + "`jobrunner resume \(pipeline)` lets it go on"
         case .queued, .output, .waiting, .runFinished: return nil
+        case .notifyStarted: return pad("notify") + (event.hook ?? "") + " for run \(event.run)"
+        case .notifySucceeded: return pad("notified") + (event.hook ?? "") + " for run \(event.run)"
+        case .notifyFailed:
+            return pad("notify") + (event.hook ?? "") + " for run \(event.run) failed"
+                + (event.reason.map { ": \($0)" } ?? "")
         case .started: return pad("started") + job + attempt
         case .succeeded: return pad("succeeded") + job + attempt
         case .failed: return pad("failed") + job + attempt + ": " + (event.reason ?? "failed")
@@ -62,7 +77,9 @@ final class PlainProgress: RunObserver, Sendable {
         case .blocked: return pad("blocked") + job + (event.reason.map { ": \($0)" } ?? "")
         case .cancelled: return pad("cancelled") + job + (event.reason.map { ": \($0)" } ?? "")
         case .interrupted: return pad("interrupted") + job + attempt + (event.reason.map { ": \($0)" } ?? "")
-        case .disabled: return pad("disabled") + job + (event.reason.map { ": \($0)" } ?? "")
+        // A start refused because the job's occurrence runs: the occurrence is skipped (the
+        // event keeps its name, `disabled`, SPEC 5.10).
+        case .disabled: return pad("skipped") + job + (event.reason.map { ": \($0)" } ?? "")
         case .suspended:
             // Offline suspensions carry the reason `internet`; an operator's carries none.
             let pipeline = event.pipeline ?? ""
@@ -81,7 +98,7 @@ final class PlainProgress: RunObserver, Sendable {
 /// elapsed time and the counts, redrawn in place every second and once per batch of the
 /// runner's messages that changed it (``flush()``).
 final class TerminalProgress: RunObserver, @unchecked Sendable {
-    // @unchecked: `board` is a Mutex; the timer source is only resumed and cancelled, both
+    // @unchecked: `board` is behind a lock; the timer source is only resumed and cancelled, both
     // thread-safe in Dispatch.
     private struct Board {
         var running: [String: Date] = [:]
@@ -104,7 +121,7 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
     private let fd: Int32
     private let logs: LogTail
     private let total: Int
-    private let board = Mutex(Board())
+    private let board = Locked(Board())
     private let timer: any DispatchSourceTimer
 
     init(fd: Int32, totalJobs: Int, logs: LogTail) {

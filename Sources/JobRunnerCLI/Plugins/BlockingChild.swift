@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
+import JobRunnerCore
 
 /// A short child process run to its end from synchronous code (validation is synchronous):
 /// `input` on its standard input, standard output and error kept (bounded), in a process group
@@ -65,7 +65,7 @@ struct BlockingChild {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         // Killed at the deadline whatever it is doing, even with its pipes closed; a flag set
         // before the child is reaped keeps the kill from reaching a reused process group.
-        let state = Mutex((reaped: false, killed: false))
+        let state = Locked((reaped: false, killed: false))
         let watchdog = DispatchWorkItem {
             state.withLock { state in
                 guard !state.reaped else { return }

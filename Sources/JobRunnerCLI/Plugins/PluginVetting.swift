@@ -1,7 +1,10 @@
+// `stat` and `timespec`: with SwiftNIO in the build (the dashboard), their definitions may be
+// found in CDispatch's module, which MemberImportVisibility then asks to be imported.
+import CDispatch
 import Foundation
 import Glibc
+import JobRunnerCore
 import JobRunnerPluginHost
-import Synchronization
 
 /// How this jobrunner vets a plugin library before loading it into itself: `jobrunner
 /// plugin-describe` loads it in a child process first, once per version of the library file.
@@ -21,7 +24,7 @@ enum PluginVetting {
 
     /// Descriptions already asked, by library version: a library that did not change is not
     /// loaded again, by any catalog of this process (`serve` makes one per reload).
-    private static let described = Mutex<[LibraryVersion: Result<PluginProbeAnswer, PluginLoadError>]>([:])
+    private static let described = Locked<[LibraryVersion: Result<PluginProbeAnswer, PluginLoadError>]>([:])
 
     /// The prober of catalogs that run jobs: children of the `executable` (this jobrunner),
     /// each given `timeout`.

@@ -1,4 +1,7 @@
 import ArgumentParser
+// `stat` and `timespec`: with SwiftNIO in the build (the dashboard), their definitions may be
+// found in CDispatch's module, which MemberImportVisibility then asks to be imported.
+import CDispatch
 import Foundation
 import Glibc
 import JobRunnerJSON

@@ -16,6 +16,13 @@ extension Conductor {
         decision.changes += plan.records.map { StoreChange.putSchedule($0) }
         for occurrence in plan.skipped { record(occurrence, as: .skipped, now: now) }
         for occurrence in plan.missed { record(occurrence, as: .missed, now: now) }
+        // One line per job, however many dates it missed.
+        var missedByJob: [String: Int] = [:]
+        for occurrence in plan.missed { missedByJob[occurrence.jobID, default: 0] += 1 }
+        for (jobID, count) in missedByJob.sorted(by: { $0.key < $1.key }) {
+            decision.effects.append(
+                .reportMissed(jobID: jobID, count: count, catchUp: timetable.catchUp(of: jobID) ?? .latest))
+        }
         for occurrence in plan.replaced {
             take([.replaced(jobID: occurrence.jobID)], in: Self.runID(of: occurrence), now: now)
         }
@@ -35,7 +42,8 @@ extension Conductor {
                 .emit(
                     RunEvent(
                         time: now, run: run.id, job: occurrence.jobID, kind: .disabled,
-                        reason: "the last occurrence still runs")))
+                        reason: "the previous occurrence still runs (overlap: skip)",
+                        occurrence: occurrence.scheduledAt)))
         }
     }
 
@@ -86,6 +94,7 @@ extension Conductor {
             jobIDs: [occurrence.jobID], runnerPID: options.runnerPID)
         run.occurrenceOf = occurrence.jobID
         run.scheduledAt = occurrence.scheduledAt
+        if occurrence.manual { run.manual = true }
         var job = JobRecord(jobID: occurrence.jobID, pipeline: definition(occurrence.jobID)?.pipeline ?? "")
         job.state = .blocked
         job.reason = .ended(.blockedBy(need))
@@ -94,9 +103,11 @@ extension Conductor {
         decision.effects.append(
             .emit(
                 RunEvent(
-                    time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words))
+                    time: now, run: run.id, job: occurrence.jobID, kind: .blocked, reason: job.reason?.words,
+                    occurrence: occurrence.scheduledAt))
         )
         failedOccurrences += 1
+        notifyIfDue(run, now: now)
         // It ended as it was decided: the job's next occurrences are not held behind it.
         if let record = timetable.recordResult(of: occurrence, runID: run.id, state: .failed) {
             decision.changes.append(.putSchedule(record))
@@ -122,6 +133,7 @@ extension Conductor {
         if !mainClosed && main.isFinished && main.isIdle {
             mainClosed = true
             decision.append(main.close(now: now))
+            notifyIfDue(main.run, now: now)
         }
         let looked = touched.sorted()
         touched = []
@@ -135,6 +147,7 @@ extension Conductor {
             decision.append(entry.scheduler.close(now: now))
             let state = entry.scheduler.run.state
             if state == .failed { failedOccurrences += 1 }
+            notifyIfDue(entry.scheduler.run, now: now)
             let jobID = entry.occurrence.jobID
             occurrenceOutputs[jobID] = state == .succeeded ? entry.scheduler.outputs(of: jobID) ?? [:] : nil
             if let record = timetable.recordResult(of: entry.occurrence, runID: runID, state: state) {
@@ -225,7 +238,14 @@ extension Conductor {
         // Finished runs beyond `retention:`, deleted with their logs (SPEC 3.1), so a `serve`
         // left alone for months keeps a bounded store.
         let keeping = Set(runIDs)
-        let ids = finishedRuns.prune(workload.retention, now: now, keeping: keeping)
+        // The runs of one-shot jobs and each periodic job's occurrences apart, a periodic job by
+        // its own `retention:` when it has one (SPEC 5.12).
+        let workload = self.workload
+        let ids = finishedRuns.prune(
+            { group in
+                group.isEmpty ? workload.retention : workload.job(group)?.retention ?? workload.retention
+            },
+            now: now, keeping: keeping)
         guard !ids.isEmpty else { return }
         decision.changes += ids.map { StoreChange.deleteRun($0) }
         decision.effects.append(.removeLogs(runIDs: ids))

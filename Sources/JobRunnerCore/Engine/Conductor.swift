@@ -87,6 +87,13 @@ public struct Conductor {
     public internal(set) var failedOccurrences = 0
     /// Whether a stop was asked for.
     public internal(set) var stopped = false
+    /// The requests about periodic jobs taken: one read twice (two looks at the store before the
+    /// commit that deletes it) is applied once.
+    var takenPeriodicRequests = Set<UInt64>()
+    /// The `notify:` hooks being delivered (their stored requests' ids), and a counter that
+    /// keeps the ids of hooks due in one millisecond apart.
+    var delivering = Set<UInt64>()
+    var notifySequence: UInt64 = 0
     /// Where each new occurrence's scheduler draws its jitter from: a seed taken from here.
     var random: AnyRandomSource
     /// What the input being handled decided so far.
@@ -128,6 +135,8 @@ public struct Conductor {
     /// waits for the store and the attempts it performs.)
     public var isSettled: Bool {
         guard main.isIdle, occurrenceRuns.isEmpty || stopped else { return false }
+        // `run` waits for its hooks (each within its timeout); after a stop they stay stored.
+        if !stopped && !delivering.isEmpty { return false }
         guard occurrenceRuns.values.allSatisfy({ $0.scheduler.isIdle }) else { return false }
         if stopped { return true }
         return !options.serve && main.isFinished && waiting.isEmpty
@@ -164,9 +173,15 @@ public struct Conductor {
 
     // MARK: Inputs
 
-    /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
-    /// timetable says is due now.
-    public mutating func open(resuming unfinished: [(Occurrence, RunSnapshot)], now: Date) -> Decision {
+    /// Resumes occurrences a dead or stopped runner left unfinished, then starts the occurrences
+    /// `jobrunner trigger` asked for while no runner was there (first, SPEC 5.12), then takes what
+    /// the timetable says is due now.
+    public mutating func open(
+        resuming unfinished: [(Occurrence, RunSnapshot)], requests: [OperatorRequest] = [],
+        finished: [String: RunSnapshot] = [:], notifications: [OperatorRequest] = [], now: Date
+    ) -> Decision {
+        // Hooks a runner stored and did not deliver (it died or stopped): delivered now.
+        for request in notifications { deliver(request, now: now) }
         for (occurrence, snapshot) in unfinished {
             guard let definition = definition(occurrence.jobID) else { continue }
             let (scheduler, resumed) = Scheduler.resume(
@@ -177,6 +192,7 @@ public struct Conductor {
             track(snapshot.run.id, occurrence, scheduler)
             decision.append(resumed)
         }
+        takePeriodicRequests(requests, finished: finished, now: now)
         tickTimetable(now: now)
         return finish(now: now)
     }
@@ -199,6 +215,14 @@ public struct Conductor {
             for runID in satisfying.removeValue(forKey: name) ?? [] {
                 take([.satisfyEnded(constraint: name, outcome)], in: runID, now: now)
             }
+        case .notified(let request, let failure, let interrupted):
+            if interrupted {
+                delivering.remove(request.id)
+            } else {
+                notified(request, failure: failure, now: now)
+            }
+        case .periodicRequests(let requests, let finished):
+            takePeriodicRequests(requests, finished: finished, now: now)
         case .suspensions(let counts):
             takeEverywhere([.suspensions(counts)], now: now)
         case .tick:

@@ -14,6 +14,14 @@ public enum ConductorInput: Sendable {
     case everyRun(SchedulerInput)
     /// A constraint's `satisfy` ended: every run waiting for it is told (SPEC 5.6).
     case satisfyEnded(constraint: String, SatisfyOutcome)
+    /// The requests about periodic jobs as the store holds them now (SPEC 5.12): `trigger`, and
+    /// `retry`, `skip` or `cancel` of an occurrence, with the stored snapshots of the finished
+    /// occurrence runs they name. Each is taken once and deleted in the commit that records what
+    /// became of it.
+    case periodicRequests([OperatorRequest], finished: [String: RunSnapshot])
+    /// A `notify:` hook's delivery ended: `failure` nil, it succeeded; else why it failed (after
+    /// its attempts). One a stop `interrupted` stays stored, for the next runner.
+    case notified(OperatorRequest, failure: String?, interrupted: Bool)
     /// The pipelines' suspend counts as the store holds them now.
     case suspensions([String: Int])
     /// Time passed: backoff delays and the timetable's dates may have come.

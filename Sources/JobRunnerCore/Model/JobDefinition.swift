@@ -209,6 +209,13 @@ public struct JobDefinition: Sendable, Hashable {
         set { setRare(\.overlap, newValue) }
     }
 
+    /// For periodic jobs: how many of its occurrences are kept (its own `retention:`, SPEC 5.12);
+    /// nil: the file's top-level `retention:`, counted for this job's occurrences alone.
+    public var retention: RetentionPolicy? {
+        get { rare.values.retention }
+        set { setRare(\.retention, newValue) }
+    }
+
     /// For plugin jobs: where `plugin:` and `with:` stand.
     public var pluginLocations: PluginLocations? {
         get {
@@ -275,6 +282,7 @@ public struct JobDefinition: Sendable, Hashable {
         hasher.combine(schedule)
         hasher.combine(catchUp)
         hasher.combine(overlap)
+        hasher.combine(retention)
     }
 }
 
@@ -287,12 +295,14 @@ extension JobDefinition {
         var schedule: Schedule?
         var catchUp = CatchUp.latest
         var overlap = Overlap.skip
+        var retention: RetentionPolicy?
         /// Plugin places that are not in the job's own file (only made by hand).
         var pluginLocations: PluginLocations?
 
         func sameExceptPlaces(as other: RareValues) -> Bool {
             timeout == other.timeout && killGrace == other.killGrace && retry == other.retry
                 && schedule == other.schedule && catchUp == other.catchUp && overlap == other.overlap
+                && retention == other.retention
         }
     }
 

@@ -3,7 +3,8 @@ import Foundation
 /// How much history is kept (SPEC 3.1 `retention:`): finished runs beyond either limit are
 /// pruned with their logs after each run or occurrence ends, and by `jobrunner prune`.
 public struct RetentionPolicy: Sendable, Hashable {
-    /// At most this many finished runs (one-shot runs and occurrences alike) are kept.
+    /// At most this many finished runs are kept: of one-shot jobs, and of each periodic job's
+    /// occurrences, counted apart (SPEC 5.12).
     public var runs: Int
     /// Finished runs older than this are pruned.
     public var age: Duration
@@ -24,6 +25,18 @@ public struct RetentionPolicy: Sendable, Hashable {
         runsToPrune(
             ended: all.lazy.filter { $0.state.isFinal }.map { ($0.id, $0.finishedAt ?? $0.startedAt) },
             now: now, keeping: keeping)
+    }
+
+    /// The runs to prune, the runs of one-shot jobs and each periodic job's occurrences counted
+    /// apart (SPEC 5.12), each group by its own policy (`policy("")` for one-shot runs).
+    public static func runsToPrune(
+        _ all: [RunRecord], now: Date, keeping: Set<String> = [], policy: (String) -> RetentionPolicy
+    ) -> [String] {
+        var groups: [String: [RunRecord]] = [:]
+        for run in all { groups[run.occurrenceOf ?? "", default: []].append(run) }
+        return groups.keys.sorted().flatMap { group in
+            policy(group).runsToPrune(groups[group] ?? [], now: now, keeping: keeping)
+        }
     }
 
     /// The runs to prune among finished runs given as (id, end date).
@@ -47,11 +60,15 @@ public struct RetentionPolicy: Sendable, Hashable {
 /// date from the changes the runner itself commits. It holds at most the kept runs and those
 /// that ended since the last pruning.
 public struct FinishedRuns: Sendable {
-    private var ends: [String: Date]
+    /// Each run's end and its group: the periodic job it is an occurrence of, or "" for a run of
+    /// one-shot jobs. Retention counts each group apart (SPEC 5.12).
+    private var ends: [String: (end: Date, group: String)]
 
     public init(_ runs: [RunRecord]) {
         ends = [:]
-        for run in runs where run.state.isFinal { ends[run.id] = run.finishedAt ?? run.startedAt }
+        for run in runs where run.state.isFinal {
+            ends[run.id] = (run.finishedAt ?? run.startedAt, run.occurrenceOf ?? "")
+        }
     }
 
     public var count: Int { ends.count }
@@ -61,7 +78,7 @@ public struct FinishedRuns: Sendable {
         for change in changes {
             switch change {
             case .putRun(let run) where run.state.isFinal:
-                ends[run.id] = run.finishedAt ?? run.startedAt
+                ends[run.id] = (run.finishedAt ?? run.startedAt, run.occurrenceOf ?? "")
             case .putRun(let run):
                 ends[run.id] = nil
             case .deleteRun(let id):
@@ -73,10 +90,23 @@ public struct FinishedRuns: Sendable {
     }
 
     /// The runs `policy` prunes now; they are forgotten here (their deletion is committed next).
-    public mutating func prune(_ policy: RetentionPolicy, now: Date, keeping: Set<String>) -> [String] {
-        let ids = policy.runsToPrune(
-            ended: ends.lazy.map { (id: $0.key, end: $0.value) }, now: now, keeping: keeping)
+    /// - Parameter policy: the policy of a group: `""` for the runs of one-shot jobs, else a
+    ///   periodic job's id, whose occurrences are counted apart.
+    public mutating func prune(
+        _ policy: (String) -> RetentionPolicy, now: Date, keeping: Set<String>
+    ) -> [String] {
+        var groups: [String: [(id: String, end: Date)]] = [:]
+        for (id, entry) in ends { groups[entry.group, default: []].append((id, entry.end)) }
+        var ids: [String] = []
+        for group in groups.keys.sorted() {
+            ids += policy(group).runsToPrune(ended: groups[group] ?? [], now: now, keeping: keeping)
+        }
         for id in ids { ends[id] = nil }
         return ids
+    }
+
+    /// The runs one policy for every group prunes now.
+    public mutating func prune(_ policy: RetentionPolicy, now: Date, keeping: Set<String>) -> [String] {
+        prune({ _ in policy }, now: now, keeping: keeping)
     }
 }

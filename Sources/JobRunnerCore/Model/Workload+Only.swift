@@ -18,7 +18,7 @@ extension Workload {
                 jobs: jobs.filter { kept.contains($0.id) }, pipelines: Array(pipelines.values),
                 connectivity: connectivity, constraints: Array(constraints.values), pluginPaths: pluginPaths,
                 retention: retention, secrets: secrets,
-                matrices: matrices.filter { $0.value.contains(where: kept.contains) }))
+                matrices: matrices.filter { $0.value.contains(where: kept.contains) }, notify: notify))
     }
 
     /// Names given for jobs that the workload does not have.

@@ -18,6 +18,8 @@ public struct Workload: Sendable {
     /// The jobs of each matrix by the matrix job's own id, in load order (SPEC 3.1): what that
     /// id stands for in `needs:` and `run --only`.
     public let matrices: [String: [String]]
+    /// The `notify:` hooks (SPEC 5.13), in file order.
+    public let notify: [NotifyHook]
     /// Each job's position in `jobs`.
     let indexByID: [String: Int]
 
@@ -29,8 +31,9 @@ public struct Workload: Sendable {
         jobs: [JobDefinition], pipelines: [PipelineDefinition],
         connectivity: ConnectivitySettings = ConnectivitySettings(), constraints: [ConstraintDefinition] = [],
         pluginPaths: [String] = [], retention: RetentionPolicy = RetentionPolicy(), secrets: [String] = [],
-        matrices: [String: [String]] = [:], positions: [String: Int]? = nil
+        matrices: [String: [String]] = [:], positions: [String: Int]? = nil, notify: [NotifyHook] = []
     ) {
+        self.notify = notify
         self.matrices = matrices
         self.retention = retention
         self.secrets = Array(Set(secrets)).sorted()

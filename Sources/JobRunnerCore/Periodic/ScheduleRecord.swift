@@ -29,6 +29,9 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// The occurrence queued behind the running one (`overlap: queue` or `replace`), which has
     /// no run yet.
     public var queued: Date?
+    /// The waiting dates (of ``backlog`` and ``queued``) that `jobrunner trigger` asked for:
+    /// they are recorded `manual` when they run (SPEC 5.12).
+    public var triggered: [Date] = []
 
     public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
         self.jobID = jobID
@@ -41,7 +44,8 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     public var waiting: [Date] { backlog + (queued.map { [$0] } ?? []) }
 
     private enum CodingKeys: String, CodingKey {
-        case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, nextDue, backlog, queued
+        case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, nextDue, backlog, queued,
+            triggered
     }
 
     /// Decodes a stored record; one written before the waiting dates were stored has none.
@@ -56,5 +60,6 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         nextDue = try container.decodeIfPresent(Date.self, forKey: .nextDue)
         backlog = try container.decodeIfPresent([Date].self, forKey: .backlog) ?? []
         queued = try container.decodeIfPresent(Date.self, forKey: .queued)
+        triggered = try container.decodeIfPresent([Date].self, forKey: .triggered) ?? []
     }
 }

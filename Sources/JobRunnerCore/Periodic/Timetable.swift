@@ -13,10 +13,13 @@ public protocol FireSchedule: Sendable {
 public struct Occurrence: Sendable, Hashable, Comparable {
     public var jobID: String
     public var scheduledAt: Date
+    /// Asked for by `jobrunner trigger` (SPEC 5.12): `scheduledAt` is the time of the request.
+    public var manual: Bool
 
-    public init(jobID: String, scheduledAt: Date) {
+    public init(jobID: String, scheduledAt: Date, manual: Bool = false) {
         self.jobID = jobID
         self.scheduledAt = scheduledAt
+        self.manual = manual
     }
 
     public static func < (lhs: Occurrence, rhs: Occurrence) -> Bool {
@@ -109,10 +112,12 @@ public struct Timetable {
         for id in self.jobs.keys { reschedule(id) }
         // What the last runner decided to run and did not start yet waits as it did then.
         for (id, record) in records where self.jobs[id] != nil && !record.waiting.isEmpty {
-            if !record.backlog.isEmpty {
-                backlog[id] = record.backlog.map { Occurrence(jobID: id, scheduledAt: $0) }
+            let triggered = Set(record.triggered)
+            func occurrence(_ date: Date) -> Occurrence {
+                Occurrence(jobID: id, scheduledAt: date, manual: triggered.contains(date))
             }
-            queued[id] = record.queued.map { Occurrence(jobID: id, scheduledAt: $0) }
+            if !record.backlog.isEmpty { backlog[id] = record.backlog.map(occurrence) }
+            queued[id] = record.queued.map(occurrence)
             unsettled.insert(id)
         }
     }
@@ -191,7 +196,9 @@ public struct Timetable {
             let onTime = due.filter { now.timeIntervalSince($0) <= Self.lateness }
             let chosen: [Date]
             switch job.catchUp {
-            case .none: chosen = onTime
+            // At most the latest, and only when it fell due within `lateness` (SPEC 5.12): the
+            // others of a frequent job found due together would each meet it running.
+            case .none: chosen = Array(onTime.suffix(1))
             case .latest: chosen = Array(due.suffix(1))
             case .all: chosen = Array(due.suffix(Self.catchUpLimit))
             }
@@ -237,6 +244,9 @@ public struct Timetable {
         records[occurrence.jobID] = record
         return record
     }
+
+    /// A job's `catchUp`, if it is periodic.
+    public func catchUp(of id: String) -> CatchUp? { jobs[id]?.catchUp }
 
     /// Whether the job is periodic.
     public func contains(_ id: String) -> Bool { jobs[id] != nil }
@@ -296,9 +306,13 @@ public struct Timetable {
         let waiting = (held[id].map { [$0] } ?? []) + (backlog[id] ?? [])
         let dates = waiting.map(\.scheduledAt)
         let queuedDate = queued[id]?.scheduledAt
-        guard record.backlog != dates || record.queued != queuedDate else { return nil }
+        let triggered = (waiting + (queued[id].map { [$0] } ?? [])).filter(\.manual).map(\.scheduledAt)
+        guard record.backlog != dates || record.queued != queuedDate || record.triggered != triggered else {
+            return nil
+        }
         record.backlog = dates
         record.queued = queuedDate
+        record.triggered = triggered
         records[id] = record
         return record
     }
@@ -319,6 +333,33 @@ public struct Timetable {
         self.jobs = table
         for id in nextDates.keys where table[id] == nil { nextDates[id] = nil }
         for id in table.keys { reschedule(id) }
+    }
+
+    /// What became of a `jobrunner trigger` (SPEC 5.12).
+    public enum Triggered: Sendable, Hashable {
+        /// The occurrence starts now (its decision's ``Decision/starts``).
+        case started(Occurrence)
+        /// It waits behind the running occurrence (`overlap: queue` or `replace`).
+        case queued(Occurrence)
+        /// Nothing starts; the words say why.
+        case refused(String)
+    }
+
+    /// An occurrence of `id` now, outside its schedule, as `overlap` allows: under `skip` it is
+    /// refused while an occurrence runs; under `queue` it waits behind it; under `replace` it
+    /// ends it. The job's schedule does not move: its next date stays what it was.
+    public mutating func trigger(_ id: String, at now: Date) -> (Triggered, Decision) {
+        var decision = Decision()
+        guard let job = jobs[id] else {
+            return (.refused("\(id) is not a periodic job of the runner's job files"), decision)
+        }
+        if running[id] != nil, job.overlap == .skip {
+            return (.refused("an occurrence of \(id) still runs (overlap: skip)"), decision)
+        }
+        let occurrence = Occurrence(jobID: id, scheduledAt: now, manual: true)
+        arrive(occurrence, job: job, into: &decision)
+        if let record = settled(id) { decision.records.append(record) }
+        return (decision.starts.contains(occurrence) ? .started(occurrence) : .queued(occurrence), decision)
     }
 
     /// An occurrence came due: it starts, or the overlap rule decides what becomes of it.

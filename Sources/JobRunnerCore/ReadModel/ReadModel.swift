@@ -46,9 +46,17 @@ public struct ReadModel: Sendable {
     }
 
     /// The latest runs, newest first (by start), at most `limit`, each with its jobs' counts.
-    public func recentRuns(limit: Int) async throws(StoreError) -> [RunEntry] {
+    /// - Parameter job: only the runs of this job: a periodic job's occurrences, or the runs of
+    ///   one-shot jobs that hold it (SPEC 5.12, `runs --job`).
+    public func recentRuns(limit: Int, job: String? = nil) async throws(StoreError) -> [RunEntry] {
         var entries: [RunEntry] = []
-        for run in try await store.runs().sorted(by: { $0.startedAt > $1.startedAt }).prefix(limit) {
+        var runs = try await store.runs()
+        if let job {
+            runs = runs.filter {
+                $0.occurrenceOf == job || ($0.occurrenceOf == nil && $0.jobIDs.contains(job))
+            }
+        }
+        for run in runs.sorted(by: { $0.startedAt > $1.startedAt }).prefix(limit) {
             // The states alone: no job is read whole.
             let overview = try await store.overview(
                 runID: run.id, listing: { _, _ in false }, withOutputs: false)
@@ -80,8 +88,42 @@ public struct ReadModel: Sendable {
             overview: overview, suspended: pipelines, runnerPID: await runnerPID(),
             countsUnlisted: countsUnlisted)
         view.schedules = schedules
+        if !schedules.isEmpty {
+            view.underWay = try await occurrencesUnderWay(schedules, pipelines: pipelines)
+        }
         if overview.run.occurrenceOf == nil { view.replaced = current != overview.run.id }
         return view
+    }
+
+    /// Each periodic job's occurrence under way (SPEC 5.12): its latest run that is not final,
+    /// its job as shown; else the first date its schedule record lists as waiting.
+    public func occurrencesUnderWay(
+        _ schedules: [String: ScheduleRecord], pipelines: [String: PipelineRecord]
+    ) async throws(StoreError) -> [String: RunView.OccurrenceUnderWay] {
+        var found: [String: RunView.OccurrenceUnderWay] = [:]
+        let runnerPID = await runnerPID()
+        let open = try await store.runs().filter { run in
+            run.occurrenceOf.map { schedules[$0] != nil } == true && !run.state.isFinal
+        }
+        for run in open.sorted(by: { ($0.scheduledAt ?? $0.startedAt) < ($1.scheduledAt ?? $1.startedAt) }) {
+            guard let jobID = run.occurrenceOf,
+                let overview = try await store.overview(
+                    runID: run.id, listing: { _, _ in true }, withOutputs: false)
+            else { continue }
+            var shown: RunView.Job? = nil
+            let view = RunView(
+                overview: overview, suspended: pipelines, runnerPID: runnerPID, countsUnlisted: false)
+            view.forEachJob { job in if job.record.jobID == jobID { shown = job } }
+            found[jobID] = RunView.OccurrenceUnderWay(
+                runID: run.id, scheduledAt: run.scheduledAt ?? run.startedAt, manual: run.manual == true,
+                job: shown)
+        }
+        for (jobID, record) in schedules where found[jobID] == nil {
+            guard let date = record.waiting.first else { continue }
+            found[jobID] = RunView.OccurrenceUnderWay(
+                runID: nil, scheduledAt: date, manual: record.triggered.contains(date), job: nil)
+        }
+        return found
     }
 
     // MARK: Pipelines, schedules, requests

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A run and its jobs as a reader shows them (`status`, the HTTP API): each job's state and
 /// reason, what a waiting job waits for now, the pipelines with their running jobs and
 /// suspensions, and the periodic jobs' schedules. Made by ``ReadModel/runView(runID:all:)``.
@@ -50,6 +52,28 @@ public struct RunView: Sendable {
     public var replaced = false
     /// The periodic jobs' schedule records, by job id (SPEC 5.8).
     public var schedules: [String: ScheduleRecord] = [:]
+    /// Each periodic job's occurrence under way, if it has one (SPEC 5.12), by job id.
+    public var underWay: [String: OccurrenceUnderWay] = [:]
+
+    /// A periodic job's occurrence under way: one with a run that is not final (running,
+    /// waiting, or left by a runner that stopped), or one decided that has no run yet (queued
+    /// behind the running one, or held for its needs).
+    public struct OccurrenceUnderWay: Sendable, Hashable {
+        /// Its run; nil while it has none.
+        public var runID: String?
+        public var scheduledAt: Date
+        /// Asked for by `jobrunner trigger`.
+        public var manual: Bool
+        /// Its job as shown: running, or waiting and why; nil while it has no run.
+        public var job: Job?
+
+        public init(runID: String?, scheduledAt: Date, manual: Bool, job: Job?) {
+            self.runID = runID
+            self.scheduledAt = scheduledAt
+            self.manual = manual
+            self.job = job
+        }
+    }
     /// Each pipeline's suspension count, from its record.
     private let suspensions: [String: Int]
     /// Whether no runner works on the run, so that its open jobs wait for the next `run`.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Which came first for an attempt's work: its own end, its deadline, or a stop (``Teardown``).
 /// The first one decides; later ones change nothing. Used the same way by every way an attempt
@@ -26,7 +25,7 @@ public final class AttemptWatch<Value: Sendable>: Sendable {
         var observer: (@Sendable (End) -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A watch with no deadline yet.
     public init() {}

@@ -31,7 +31,7 @@ final class Mailbox<Message: Sendable>: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Whether `first` may hold messages: looked at without the lock, between messages.
     private let hasFirst = Atomic<Bool>(false)
 

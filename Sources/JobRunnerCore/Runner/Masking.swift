@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 
 /// The secrets of the loaded job files, shared by everything that writes, and replaced when
 /// `serve` reloads the files.
 public final class Secrets: Sendable {
-    private let current: Mutex<SecretMasker>
+    private let current: Locked<SecretMasker>
 
-    public init(_ masker: SecretMasker = .none) { current = Mutex(masker) }
+    public init(_ masker: SecretMasker = .none) { current = Locked(masker) }
 
     /// The masker in force now.
     public var masker: SecretMasker { current.withLock { $0 } }
@@ -124,6 +123,10 @@ public struct MaskingObserver: RunObserver {
         masked.key = event.key.map(masker.mask)
         masked.value = event.value.map(masker.mask)
         inner.record(masked)
+    }
+
+    public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {
+        inner.missed(jobID: jobID, count: count, catchUp: catchUp, time: time)
     }
 
     public func flush() { inner.flush() }

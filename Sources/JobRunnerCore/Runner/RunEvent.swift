@@ -6,6 +6,9 @@ public struct RunEvent: Sendable, Hashable {
         case queued, waiting, started, succeeded, failed, retrying, skipped, blocked, cancelled
         case interrupted, disabled, suspended, resumed, output
         case runFinished = "run-finished"
+        case notifyStarted = "notify-started"
+        case notifySucceeded = "notify-succeeded"
+        case notifyFailed = "notify-failed"
     }
 
     public var time: Date
@@ -20,12 +23,20 @@ public struct RunEvent: Sendable, Hashable {
     public var value: String?
     public var state: String?
     public var pipeline: String?
+    /// For an event of a periodic job's occurrence: its scheduled date, so a line names the
+    /// occurrence (`tick @ 19:07:15`, SPEC 5.12).
+    public var occurrence: Date?
+    /// For `notify-*` events: the hook's name.
+    public var hook: String?
 
     public init(
         time: Date, run: String, job: String? = nil, attempt: Int? = nil, kind: Kind,
         reason: String? = nil, exitCode: Int32? = nil, delay: Duration? = nil, key: String? = nil,
-        value: String? = nil, state: String? = nil, pipeline: String? = nil
+        value: String? = nil, state: String? = nil, pipeline: String? = nil, occurrence: Date? = nil,
+        hook: String? = nil
     ) {
+        self.hook = hook
+        self.occurrence = occurrence
         self.time = time
         self.run = run
         self.job = job
@@ -53,12 +64,16 @@ public protocol RunObserver: Sendable {
     /// nothing.
     func opened(_ run: OpenedRun)
     func record(_ event: RunEvent)
+    /// Occurrences of a periodic job missed while no runner was up and not run (`catchUp`),
+    /// said in one line per job (SPEC 5.12). The default does nothing.
+    func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date)
     /// Writes out what was recorded and not written yet, in order. The default does nothing.
     func flush()
 }
 
 extension RunObserver {
     public func opened(_ run: OpenedRun) {}
+    public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {}
     public func flush() {}
 }
 
@@ -89,6 +104,11 @@ public struct ObserverList: RunObserver {
     }
     public func record(_ event: RunEvent) {
         for observer in observers { observer.record(event) }
+    }
+    public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {
+        for observer in observers {
+            observer.missed(jobID: jobID, count: count, catchUp: catchUp, time: time)
+        }
     }
     public func flush() {
         for observer in observers { observer.flush() }

@@ -93,7 +93,7 @@ extension Runner {
             guard let jobID = run.occurrenceOf, let date = run.scheduledAt, periodic.contains(jobID),
                 let snapshot = try await store.base.resumableSnapshot(runID: run.id)
             else { continue }
-            found.append((Occurrence(jobID: jobID, scheduledAt: date), snapshot))
+            found.append((Occurrence(jobID: jobID, scheduledAt: date, manual: run.manual == true), snapshot))
         }
         return found
     }

@@ -85,9 +85,16 @@ extension Runner {
 
         /// Resumes occurrences a dead or stopped runner left unfinished, then takes what the
         /// timetable says is due now.
-        func start(opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)]) {
+        func start(
+            opening decision: consuming Decision, unfinished: [(Occurrence, RunSnapshot)],
+            requests: [OperatorRequest], finished: [String: RunSnapshot], notifications: [OperatorRequest]
+        ) {
             submit(decision)
-            submit(conductor.open(resuming: unfinished, now: runner.clock.now()))
+            submit(
+                conductor.open(
+                    resuming: unfinished, requests: requests, finished: finished,
+                    notifications: notifications,
+                    now: runner.clock.now()))
             rearmTimer()
             flushIfDue()
         }
@@ -142,6 +149,11 @@ extension Runner {
                 stop(signal)
             case .reload(let reloaded, let periodic):
                 decide(.reload(reloaded, periodic))
+            case .notified(let id, let request, let failure, let interrupted):
+                sideTasks[id] = nil
+                decide(.notified(request, failure: failure, interrupted: interrupted || stopSignal != nil))
+            case .periodicRequests(let requests, let finished):
+                if stopSignal == nil { decide(.periodicRequests(requests, finished: finished)) }
             case .paced(let number):
                 // Over, whatever the clocks say: no other message may come to end it.
                 if freshWait?.alarm == number { freshWait?.until = .now }
@@ -283,6 +295,11 @@ extension Runner {
                     }
                 case .probeConnectivity(let runID):
                     probeNow(for: runID)
+                case .notify(let request):
+                    deliver(request)
+                case .reportMissed(let jobID, let count, let catchUp):
+                    runner.observer.missed(
+                        jobID: jobID, count: count, catchUp: catchUp, time: runner.clock.now())
                 case .removeLogs(let runIDs):
                     for runID in runIDs {
                         try? FileManager.default.removeItem(atPath: "\(runner.options.logDirectory)/\(runID)")
@@ -341,6 +358,30 @@ extension Runner {
             fresh.insert(key)
         }
 
+        /// Delivers a due `notify:` hook as a side task (awaited, and ended on a stop); its end
+        /// comes back as a message.
+        private func deliver(_ request: OperatorRequest) {
+            let id = nextSideTask
+            nextSideTask += 1
+            let mailbox = runner.mailbox
+            guard stopSignal == nil, let notifier = runner.notifier, let runID = request.runID else {
+                // Left stored: a runner that can deliver it does.
+                mailbox.yield(.notified(id, request, failure: nil, interrupted: true))
+                return
+            }
+            guard let hook = inPlace({ $0.hook(request.jobID) }) else {
+                mailbox.yield(
+                    .notified(
+                        id, request, failure: "the job files no longer have notify hook '\(request.jobID)'",
+                        interrupted: false))
+                return
+            }
+            sideTasks[id] = Task {
+                let failure = await notifier.deliver(hook, runID: runID)
+                mailbox.yield(.notified(id, request, failure: failure, interrupted: Task.isCancelled))
+            }
+        }
+
         /// Runs a constraint command as a task whose result comes back as an input of its run.
         private func sideTask(runID: String, _ body: @escaping @Sendable () async -> SchedulerInput) {
             let id = nextSideTask
@@ -395,6 +436,9 @@ extension Runner {
                 do {
                     let suspended = try await store.pipelines().mapValues(\.suspended)
                     mailbox.yield(.broadcast(.suspensions(suspended)))
+                    let (requests, finished) = try await Runner.readPeriodicRequests(
+                        store, underWay: Set(runIDs))
+                    if !requests.isEmpty { mailbox.yield(.periodicRequests(requests, finished: finished)) }
                     for runID in runIDs {
                         let requests = try await store.requests(runID: runID)
                         if !requests.isEmpty {

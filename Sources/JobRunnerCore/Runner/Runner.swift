@@ -80,6 +80,11 @@ public final class Runner: Sendable {
         case stop(Int32)
         /// New definitions (`serve` reloading its files) and the periodic jobs among them.
         case reload(Workload, [Timetable.Job])
+        /// A `notify:` hook's delivery (side task `Int`) ended.
+        case notified(Int, OperatorRequest, failure: String?, interrupted: Bool)
+        /// The requests about periodic jobs as the store holds them now, with the finished
+        /// occurrence runs they name.
+        case periodicRequests([OperatorRequest], finished: [String: RunSnapshot])
         /// The wait of ``CommitPacing`` for fresh attempts is over: the alarm with this number
         /// rang.
         case paced(Int)
@@ -96,16 +101,18 @@ public final class Runner: Sendable {
     /// The claim the caller took for the runner, if it took one; else the runner takes one.
     private let givenClaim: StoreClaim?
     /// The claim the runner's commits are made under, once taken.
-    private let heldClaim = Mutex<StoreClaim?>(nil)
+    private let heldClaim = Locked<StoreClaim?>(nil)
     /// The outputs of periodic jobs' latest succeeded occurrences that earlier runners ran, read
     /// before the loop begins: what the occurrences that need them receive (SPEC 5.8).
-    private let earlierOutputs = Mutex<[JobInRun: [String: String]]>([:])
+    private let earlierOutputs = Locked<[JobInRun: [String: String]]>([:])
     let handler: any JobHandler
     let clock: any RunnerClock
     let observer: any RunObserver
     let orphans: (any OrphanTerminator)?
     let probe: (any ConnectivityProbe)?
     let constraintRunner: (any ConstraintRunner)?
+    /// Runs `notify:` hooks; nil: hooks that fall due are stored and left for a runner that can.
+    let notifier: (any NotificationDeliverer)?
     let options: RunnerOptions
     let logger: Logger
     /// The runner lock held for this runner, checked at each store check (``RunnerLockHold/verify()``).
@@ -130,8 +137,9 @@ public final class Runner: Sendable {
         observer: any RunObserver, orphans: (any OrphanTerminator)? = nil,
         connectivity: (any ConnectivityProbe)? = nil, constraints: (any ConstraintRunner)? = nil,
         options: RunnerOptions, logger: Logger, randomSeed: UInt64? = nil, periodic: [Timetable.Job] = [],
-        lock: (any RunnerLockHold)? = nil
+        lock: (any RunnerLockHold)? = nil, notifier: (any NotificationDeliverer)? = nil
     ) {
+        self.notifier = notifier
         self.lock = lock
         self.periodic = periodic
         self.probe = connectivity
@@ -216,6 +224,11 @@ public final class Runner: Sendable {
                 finalJobs: resumed ? scheduler.counts.reduce(0) { $0 + ($1.key.isFinal ? $1.value : 0) } : 0,
                 totalJobs: scheduler.run.jobIDs.count, time: clock.now()))
         let schedules = try await queueStore.schedules()
+        // Hooks that fell due and were not delivered (the runner died or stopped): delivered now.
+        let notifications = try await queueStore.requests(runID: OperatorRequest.notifyRequests)
+        // Asked for while no runner was there: started first (SPEC 5.12).
+        let (requests, finished) = try await Self.readPeriodicRequests(
+            queueStore, underWay: Set(unfinished.map(\.1.run.id)))
         await readEarlierOutputs(schedules)
         let conductor = Conductor(
             main: consume scheduler, timetable: Timetable(jobs: periodic, records: schedules),
@@ -229,7 +242,9 @@ public final class Runner: Sendable {
         let pump = Pump(runner: self, conductor: conductor)
         let background = startBackgroundTasks(usesInternet: usesInternet)
         defer { for task in background { task.cancel() } }
-        pump.start(opening: opening, unfinished: unfinished)
+        pump.start(
+            opening: opening, unfinished: unfinished, requests: requests, finished: finished,
+            notifications: notifications)
         /// Hands one message to the pump; false once the pump is done.
         func deliver(_ message: Message) -> Bool {
             let stop = stopRequest.load(ordering: .relaxed)
@@ -277,6 +292,22 @@ public final class Runner: Sendable {
         // An unreadable store gives nothing rather than stopping, as an unreadable run did.
         let outputs = (try? await queueStore.outputs(of: jobs)) ?? [:]
         earlierOutputs.withLock { $0 = outputs }
+    }
+
+    /// The requests about periodic jobs (``OperatorRequest/periodicRequests``), and the stored
+    /// snapshots of the finished occurrence runs they name (those not in `underWay`).
+    static func readPeriodicRequests(_ store: any QueueStore, underWay: Set<String>) async throws(StoreError)
+        -> ([OperatorRequest], [String: RunSnapshot])
+    {
+        let requests = try await store.requests(runID: OperatorRequest.periodicRequests)
+        var finished: [String: RunSnapshot] = [:]
+        for request in requests {
+            guard let runID = request.runID, !underWay.contains(runID), finished[runID] == nil,
+                let snapshot = try await store.snapshot(runID: runID)
+            else { continue }
+            finished[runID] = snapshot
+        }
+        return (requests, finished)
     }
 
     /// The connectivity monitor and the fallback store check: unstructured, because each only

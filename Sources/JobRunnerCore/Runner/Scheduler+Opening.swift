@@ -13,6 +13,7 @@ extension Scheduler {
             pipelineLimits: plan.pipelineLimits)
         run.occurrenceOf = occurrence?.jobID
         run.scheduledAt = occurrence?.scheduledAt
+        if occurrence?.manual == true { run.manual = true }
         var opening = Decision()
         // An occurrence is a run of its own, but `status` and the next `run` look first at the
         // run of the one-shot jobs.
@@ -57,6 +58,9 @@ extension Scheduler {
     ) -> (Scheduler, Decision) {
         var run = resumable.run
         run.state = .running
+        // Running again, so not finished: a finished occurrence that `retry` reopens kept the
+        // date it had ended at, and showed `running` with a `finishedAt`.
+        run.finishedAt = nil
         run.runnerPID = runnerPID
         run.pipelineLimits = plan.pipelineLimits
         run.jobIDs = plan.jobs.map(\.id)

@@ -93,6 +93,10 @@ extension Scheduler {
                 "\(id) is \(record.state.rawValue); only a failed, blocked or cancelled job can be retried")
         case (.skip, _), (.cancel, _):
             return .refused("\(id) is already \(record.state.rawValue)")
+        case (.notify, _):
+            return .refused("a notification is no request about a job")
+        case (.trigger, _):
+            return .refused("\(id) is no periodic job; `trigger` starts occurrences of periodic jobs")
         }
     }
 
@@ -139,13 +143,18 @@ extension Scheduler {
         }
     }
 
-    /// Reopens the jobs that were blocked, directly or through others, because of `id`.
+    /// Reopens the jobs that were blocked, directly or through others, because of `id`, and the
+    /// `when: always|failure` jobs among their dependents that ended already: they were judged on
+    /// needs that are open again, so they are judged again once those are final.
     mutating func reopen(blockedBehind id: String, now: Date) {
         var found: [String] = []
         var pending = Array(plan.dependents(of: id))
         var seen = Set<String>()
         while let job = pending.popLast() {
-            guard seen.insert(job).inserted, jobs[job]?.state == .blocked else { continue }
+            guard seen.insert(job).inserted, let record = jobs[job] else { continue }
+            let judgedAgain =
+                plan.job(job)?.when.waitsForFinalNeeds == true && record.state.isFinal
+            guard record.state == .blocked || judgedAgain else { continue }
             found.append(job)
             pending.append(contentsOf: plan.dependents(of: job))
         }

@@ -306,7 +306,13 @@ public struct Scheduler {
         return decision
     }
 
-    mutating func emit(_ event: RunEvent) { decision.effects.append(.emit(event)) }
+    mutating func emit(_ event: RunEvent) {
+        guard let date = run.scheduledAt else { return decision.effects.append(.emit(event)) }
+        // An occurrence's events name it (SPEC 5.12).
+        var named = event
+        named.occurrence = date
+        decision.effects.append(.emit(named))
+    }
 
     mutating func put(_ record: JobRecord) {
         jobs[record.jobID] = record

@@ -52,6 +52,13 @@ public enum Effect: Sendable, Hashable {
     /// End a running attempt now (an operator cancelled or skipped its job); its end comes back
     /// as `attemptEnded`.
     case endAttempt(runID: String, jobID: String, attempt: Int, pid: Int32?, pidStartTime: UInt64?)
+    /// Say that occurrences of a periodic job were missed while no runner was up and are not
+    /// run (`catchUp`), in one line for the job (SPEC 5.12): they are recorded `missed`, with no
+    /// event of their own.
+    case reportMissed(jobID: String, count: Int, catchUp: CatchUp)
+    /// Deliver a due `notify:` hook (SPEC 5.13); its end comes back as
+    /// ``ConductorInput/notified(_:failure:)``.
+    case notify(OperatorRequest)
     /// Delete the log directories of runs whose records were pruned (`retention:`).
     case removeLogs(runIDs: [String])
     /// Run the connectivity probe now and send its answer as `probed` to run `runID` (and as

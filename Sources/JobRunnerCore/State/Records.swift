@@ -15,8 +15,11 @@ public struct RunRecord: Sendable, Hashable, Codable {
     public var pipelineLimits: [String: Int]
     /// For a periodic job's occurrence (a run of its own, SPEC 5.8): the job.
     public var occurrenceOf: String?
-    /// For an occurrence: its scheduled date.
+    /// For an occurrence: its scheduled date (for one `jobrunner trigger` asked for, the time of
+    /// the request).
     public var scheduledAt: Date?
+    /// True for an occurrence `jobrunner trigger` asked for (SPEC 5.12); nil otherwise.
+    public var manual: Bool?
 
     public init(
         id: String, state: RunState, startedAt: Date, finishedAt: Date? = nil, jobIDs: [String],

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A `QueueStore` in memory: the twin of the LMDB store for fast unit tests, and the model a
 /// store shared by many processes follows: it checks the fencing number of every owned commit
@@ -27,7 +26,7 @@ public final class InMemoryQueueStore: QueueStore {
         var eventWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
 
-    private let contents = Mutex(Contents())
+    private let contents = Locked(Contents())
     /// Held from a submission's commit to the end of its completion, so that completions run in
     /// the order the commits were made, whatever the threads; recursive, for a completion that
     /// submits again.

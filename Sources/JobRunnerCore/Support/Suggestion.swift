@@ -2,36 +2,61 @@
 /// a word qualifies within one edit for names up to 3 characters, two up to 8, three beyond.
 public enum Suggestion {
     public static func closest(to word: String, in candidates: [String]) -> String? {
-        let lowered = word.lowercased()
+        let lowered = Array(word.lowercased().unicodeScalars)
         var best: (word: String, distance: Int)?
+        // Reused for every candidate: one allocation per call, not per comparison.
+        var scratch = Scratch()
         for candidate in candidates {
-            let distance = editDistance(lowered, candidate.lowercased())
-            let limit = candidate.count <= 3 ? 1 : (candidate.count < 9 ? 2 : 3)
-            guard distance <= limit else { continue }
+            let candidateLength = candidate.unicodeScalars.count
+            let limit = candidateLength <= 3 ? 1 : (candidateLength < 9 ? 2 : 3)
+            // Each edit changes the length by one at most: a word far longer or shorter cannot
+            // be within the limit, and its distance is not worth computing.
+            guard abs(candidateLength - lowered.count) <= limit else { continue }
+            scratch.other.removeAll(keepingCapacity: true)
+            scratch.other.append(contentsOf: candidate.lowercased().unicodeScalars)
+            guard let distance = boundedDistance(lowered, scratch.other, limit: limit, rows: &scratch)
+            else { continue }
             if best.map({ distance < $0.distance }) ?? true { best = (candidate, distance) }
         }
         return best?.word
     }
 
-    public static func hint(for word: String, in candidates: [String]) -> String {
-        closest(to: word, in: candidates).map { "; did you mean \(VisibleText.quoted($0))?" } ?? ""
+    /// The buffers one search reuses.
+    private struct Scratch {
+        var other: [Unicode.Scalar] = []
+        var previous: [Int] = []
+        var current: [Int] = []
     }
 
-    private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.unicodeScalars)
-        let b = Array(b.unicodeScalars)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
+    /// The edit distance of `a` and `b` when it is at most `limit`, else nil: once every cell of
+    /// a row is past the limit, no later row can come back under it, and the rest is skipped.
+    private static func boundedDistance(
+        _ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int, rows: inout Scratch
+    ) -> Int? {
+        if a.isEmpty { return b.count <= limit ? b.count : nil }
+        if b.isEmpty { return a.count <= limit ? a.count : nil }
+        rows.previous.removeAll(keepingCapacity: true)
+        rows.previous.append(contentsOf: 0...b.count)
+        rows.current.removeAll(keepingCapacity: true)
+        rows.current.append(contentsOf: repeatElement(0, count: b.count + 1))
         for i in 1...a.count {
-            current[0] = i
+            rows.current[0] = i
+            var smallest = i
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                let value = Swift.min(
+                    rows.previous[j] + 1, rows.current[j - 1] + 1, rows.previous[j - 1] + cost)
+                rows.current[j] = value
+                smallest = Swift.min(smallest, value)
             }
-            swap(&previous, &current)
+            if smallest > limit { return nil }
+            swap(&rows.previous, &rows.current)
         }
-        return previous[b.count]
+        let distance = rows.previous[b.count]
+        return distance <= limit ? distance : nil
+    }
+
+    public static func hint(for word: String, in candidates: [String]) -> String {
+        closest(to: word, in: candidates).map { "; did you mean \(VisibleText.quoted($0))?" } ?? ""
     }
 }

@@ -1,7 +1,6 @@
-import JobRunnerCore
-
-/// A test store that passes every read, claim and unowned write to the store it wraps: only the
-/// way it takes submissions is its own (``FailingStore``, ``CrashingStore``).
+/// A store that passes every read, claim and unowned write to the store it wraps: only the way
+/// it takes submissions is its own (the dashboard's `TimedStore`, which times commits; the
+/// tests' `FailingStore` and `CrashingStore`).
 public protocol ForwardingStore: QueueStore {
     /// The store that holds what was committed, and that reads go to.
     var inner: any QueueStore { get }

@@ -3,10 +3,10 @@
 /// `<id>-<value>…` (SPEC 3.1); but so may be the ids of jobs that are no matrix's (`deploy-prod`
 /// beside `deploy-staging`). A name that is no job of the run is therefore never taken for
 /// them: the command lists the ids that begin with it, for the user to name.
-enum MatrixIDs {
+public enum MatrixIDs {
     /// The jobs of `ids` whose ids begin with `name` and a dash, in load order; empty when
     /// `name` is a job itself or no id begins so.
-    static func jobs(of name: String, in ids: [String]) -> [String] {
+    public static func jobs(of name: String, in ids: [String]) -> [String] {
         let prefix = name + "-"
         guard !ids.contains(name) else { return [] }
         return ids.filter { $0.hasPrefix(prefix) }
@@ -14,7 +14,7 @@ enum MatrixIDs {
 
     /// What a command says of a name that is no job when ids begin with it: those ids (ten at
     /// most), and the command that names them.
-    static func choice(of name: String, among matches: [String], command: String) -> String {
+    public static func choice(of name: String, among matches: [String], command: String) -> String {
         let listed =
             matches.prefix(10).joined(separator: ", ")
             + (matches.count > 10 ? ", … (\(matches.count) in all)" : "")

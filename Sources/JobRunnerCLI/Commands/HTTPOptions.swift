@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import JobRunnerCore
+import JobRunnerHTTP
+import JobRunnerShell
+import Logging
+
+/// `--http [ADDR:]PORT`, `--http-token-file FILE` and `--http-read-only` (SPEC 7), for `run`,
+/// `serve` and `web`.
+struct HTTPOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Serve the dashboard, JSON API, events and metrics here (a bare port binds 127.0.0.1; 0 picks a free port).",
+            valueName: "[addr:]port"))
+    var http: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Every request must carry the token in this file (else $JOBRUNNER_HTTP_TOKEN); needed for a non-loopback address.",
+            valueName: "file"))
+    var httpTokenFile: String?
+
+    @Flag(help: "Show no action on the dashboard and refuse every one (403).")
+    var httpReadOnly = false
+
+    /// The settings the options make, nil without `--http`; throws a sentence (exit 2) for an
+    /// address, a token file or a missing token that cannot be used.
+    func settings() throws -> DashboardSettings? {
+        guard let http else {
+            if httpTokenFile != nil || httpReadOnly {
+                throw ValidationError("--http-token-file and --http-read-only go with --http [ADDR:]PORT")
+            }
+            return nil
+        }
+        do {
+            let (host, port) = try DashboardSettings.address(http)
+            var token = ProcessInfo.processInfo.environment["JOBRUNNER_HTTP_TOKEN"]
+            if let httpTokenFile {
+                guard let text = try? String(contentsOfFile: httpTokenFile, encoding: .utf8) else {
+                    throw ValidationError(
+                        "--http-token-file \(httpTokenFile): cannot be read; give a file holding the token")
+                }
+                token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            if let value = token, value.isEmpty {
+                throw ValidationError(
+                    "the dashboard's token is empty (\(httpTokenFile ?? "$JOBRUNNER_HTTP_TOKEN")); put a long random text in it"
+                )
+            }
+            let settings = DashboardSettings(host: host, port: port, token: token, readOnly: httpReadOnly)
+            try settings.check()
+            if let problem = Self.cannotListen(host: host, port: port) {
+                throw ValidationError(
+                    "--http \(http): cannot listen on \(host):\(port): \(problem); choose another port (0 picks a free one) or stop what listens there"
+                )
+            }
+            return settings
+        } catch let error as DashboardSettingsError {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+extension HTTPOptions {
+    /// Why the dashboard could not listen on `host:port`, found by binding a socket there and
+    /// letting it go, before any job starts: a port in use would otherwise be found only once
+    /// the runner had started its jobs, and end the run. Nil when it can (or for port 0). The
+    /// server binds again for real, with the same SO_REUSEADDR.
+    static func cannotListen(host: String, port: Int) -> String? {
+        guard port != 0 else { return nil }
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let looked = getaddrinfo(host, String(port), &hints, &found)
+        guard looked == 0, let first = found else {
+            return "the address cannot be resolved (\(String(cString: gai_strerror(looked))))"
+        }
+        defer { freeaddrinfo(found) }
+        let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var yes: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            return String(cString: strerror(errno))
+        }
+        // Listening too: a socket bound with SO_REUSEADDR can share an address with one that
+        // is not listening yet, but not with a listener.
+        guard listen(fd, 1) == 0 else { return String(cString: strerror(errno)) }
+        return nil
+    }
+}
+
+/// The dashboard of a store: its read model, its operator (none when read-only), and the line
+/// that says where it listens.
+enum DashboardSetup {
+    static func dashboard(
+        settings: DashboardSettings, reader: ReadModel, stateDirectory: StoreOpener,
+        metrics: DashboardMetrics,
+        logger: Logger
+    ) -> Dashboard {
+        let actions = Operator(
+            reader: reader, lock: stateDirectory.lock, waker: stateDirectory.waker, orphans: ProcessGroups(),
+            place: stateDirectory.path)
+        return Dashboard(
+            reader: reader, operator: actions, settings: settings, metrics: metrics, pages: DashboardPages(),
+            logger: logger,
+            listening: { url in
+                // Standard error: standard output may carry `--events -` JSON lines.
+                writeText(STDERR_FILENO, "jobrunner: dashboard at \(url)\n")
+            })
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import JobRunnerCore
+import JobRunnerHTTP
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `jobrunner web --http [ADDR:]PORT`: the dashboard of a state directory, with no runner
+/// (SPEC 7): history, logs, and the operator actions as the commands do them.
+struct WebCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "web",
+        abstract: "Serve the dashboard, JSON API, events and metrics of a state directory, with no runner.",
+        discussion: """
+            Stops cleanly on SIGTERM or SIGINT. Exit status: 0 stopped; 2 an address or token that \
+            cannot be used; 3 the state directory could not be used.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var httpOptions: HTTPOptions
+
+    func validate() throws {
+        if httpOptions.http == nil { throw ValidationError("web needs --http [ADDR:]PORT") }
+        _ = try httpOptions.settings()
+    }
+
+    func run() async throws {
+        guard let settings = try httpOptions.settings() else { throw ExitCode(ExitStatus.invalid) }
+        let stateDirectory = global.stateDirectory
+        let store: OpenedStore
+        do {
+            // Read-only opens nothing for writing: an archived state directory can be shown.
+            store =
+                settings.readOnly && stateDirectory.hasDatabase
+                ? try await stateDirectory.openForReading()
+                : try await stateDirectory.openForWriting(preparing: true)
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+        defer { store.close() }
+        var logger = Logger(label: "jobrunner")
+        logger.logLevel = .warning
+        let dashboard = DashboardSetup.dashboard(
+            settings: settings, reader: store.reader, stateDirectory: stateDirectory,
+            metrics: DashboardMetrics(),
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: dashboard)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            printError("jobrunner: the dashboard stopped: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+    }
+}

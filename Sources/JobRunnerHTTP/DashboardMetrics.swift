@@ -1,0 +1,239 @@
+import CoreMetrics
+import Foundation
+import JobRunnerCore
+import Metrics
+import Prometheus
+
+/// `GET /metrics` (SPEC 7): Prometheus text, every name starting `jobrunner_`. Attempts are fed
+/// by the runner's events (``observer``: a few counter updates per event, no store read);
+/// runs and occurrences by the committed events the dashboard follows; the rest is read when
+/// scraped. No label takes unbounded values but job ids.
+public final class DashboardMetrics: Sendable {
+    /// The metrics' registry: what a scrape writes out.
+    public let registry = PrometheusCollectorRegistry()
+    /// The store's commits, timed through swift-metrics into the registry.
+    private let commits: Metrics.Timer
+
+    /// What the runner's events are counted with: each job's pipeline, and the attempts under way.
+    private struct Attempts {
+        var pipelines: [String: String] = [:]
+        /// Jobs with an attempt under way: since when, and the pipeline counted.
+        var running: [String: (since: Date, pipeline: String)] = [:]
+        /// Jobs ready for an attempt: since when.
+        var ready: [String: Date] = [:]
+        var counters: [String: Prometheus.Counter] = [:]
+    }
+
+    private let attempts = Locked(Attempts())
+    /// Run states by run id, and the occurrences seen, from the committed events.
+    private let runs = Locked<(states: [String: RunState], occurrences: [String: String])>(([:], [:]))
+    private let sseClients: Prometheus.Gauge
+    private let sseDropped: Prometheus.Counter
+    private static let durationBuckets: [Duration] = [
+        .milliseconds(10), .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5), .seconds(15),
+        .seconds(60), .seconds(300), .seconds(900), .seconds(3600),
+    ]
+    private static let waitBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(10), .milliseconds(100), .seconds(1), .seconds(10), .seconds(60),
+        .seconds(600), .seconds(3600),
+    ]
+    private static let commitBuckets: [Duration] = [
+        .microseconds(100), .milliseconds(1), .milliseconds(5), .milliseconds(20), .milliseconds(100),
+        .milliseconds(500), .seconds(2),
+    ]
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets = ["jobrunner_store_commit_seconds": Self.commitBuckets]
+        commits = Metrics.Timer(label: "jobrunner_store_commit_seconds", dimensions: [], factory: factory)
+        sseClients = registry.makeGauge(descriptor: Names.eventClients)
+        sseDropped = registry.makeCounter(descriptor: Names.eventClientsDropped)
+    }
+
+    // MARK: The runner's events
+
+    /// Each job's pipeline (the job files' definitions; again on reload).
+    public func setPipelines(_ pipelines: [String: String]) {
+        attempts.withLock { $0.pipelines = pipelines }
+    }
+
+    /// An observer for the runner: counts attempts as their events come.
+    public var observer: any RunObserver { MetricsObserver(metrics: self) }
+
+    fileprivate func record(_ event: RunEvent) {
+        guard let job = event.job else { return }
+        attempts.withLock { state in
+            let pipeline = state.pipelines[job] ?? event.pipeline ?? "default"
+            switch event.kind {
+            case .queued:
+                state.ready[job] = event.time
+            case .started:
+                let readySince = state.ready.removeValue(forKey: job) ?? event.time
+                state.running[job] = (event.time, pipeline)
+                registry.makeGauge(descriptor: Names.attemptsRunning, labels: [("pipeline", pipeline)])
+                    .increment()
+                registry.makeDurationHistogram(
+                    descriptor: Names.queueWait, labels: [("pipeline", pipeline)], buckets: Self.waitBuckets
+                ).record(Self.duration(event.time.timeIntervalSince(readySince)))
+            case .succeeded, .failed, .retrying, .cancelled, .interrupted, .skipped, .blocked:
+                if event.kind == .retrying {
+                    state.ready[job] = event.time.addingTimeInterval(event.delay?.seconds ?? 0)
+                } else {
+                    state.ready[job] = nil
+                }
+                guard let running = state.running.removeValue(forKey: job) else { return }
+                registry.makeGauge(
+                    descriptor: Names.attemptsRunning, labels: [("pipeline", running.pipeline)]
+                )
+                .decrement()
+                registry.makeDurationHistogram(
+                    descriptor: Names.attemptDuration, labels: [("pipeline", running.pipeline)],
+                    buckets: Self.durationBuckets
+                ).record(Self.duration(event.time.timeIntervalSince(running.since)))
+                let outcome = event.kind.rawValue
+                let key = job + "\u{0}" + running.pipeline + "\u{0}" + outcome
+                let counter =
+                    state.counters[key]
+                    ?? registry.makeCounter(
+                        descriptor: Names.attempts,
+                        labels: [("job", job), ("pipeline", running.pipeline), ("outcome", outcome)])
+                state.counters[key] = counter
+                counter.increment()
+            default:
+                return
+            }
+        }
+    }
+
+    private static func duration(_ seconds: TimeInterval) -> Duration {
+        .nanoseconds(Int64(max(0, seconds) * 1e9))
+    }
+
+    // MARK: Store commits
+
+    /// Records how long a commit took to be durable.
+    public func recordCommit(_ duration: Duration) {
+        commits.record(duration: duration)
+    }
+
+    // MARK: Committed events
+
+    /// Reads the runs as they are now (before following the events).
+    func load(from reader: ReadModel) async {
+        guard let stored = try? await reader.runs() else { return }
+        runs.withLock { runs in
+            for run in stored {
+                runs.states[run.id] = run.state
+                if let job = run.occurrenceOf { runs.occurrences[run.id] = job }
+            }
+        }
+        publishRuns()
+    }
+
+    /// Follows a committed event: runs by state, occurrences started, skipped and missed.
+    func record(_ event: CommittedEvent, reader: ReadModel) async {
+        switch event.change {
+        case .run(let id, let state):
+            let known = runs.withLock { $0.states[id] != nil }
+            runs.withLock { $0.states[id] = state }
+            if !known, let record = try? await reader.run(id), let job = record.occurrenceOf {
+                runs.withLock { $0.occurrences[id] = job }
+                let result: String? =
+                    switch state {
+                    case .skipped: "skipped"
+                    case .missed: "missed"
+                    default: "started"
+                    }
+                if let result {
+                    registry.makeCounter(
+                        descriptor: Names.occurrences, labels: [("job", job), ("result", result)]
+                    )
+                    .increment()
+                }
+            }
+            publishRuns()
+        case .runDeleted(let id):
+            runs.withLock {
+                $0.states[id] = nil
+                $0.occurrences[id] = nil
+            }
+            publishRuns()
+        default:
+            return
+        }
+    }
+
+    private func publishRuns() {
+        let counts = runs.withLock { runs in
+            var counts: [RunState: Int] = [:]
+            for state in runs.states.values { counts[state, default: 0] += 1 }
+            return counts
+        }
+        for state in [RunState.running, .stopped, .succeeded, .failed, .skipped, .missed] {
+            registry.makeGauge(descriptor: Names.runs, labels: [("state", state.rawValue)])
+                .set(to: Double(counts[state] ?? 0))
+        }
+    }
+
+    // MARK: SSE clients
+
+    func clientJoined() { sseClients.increment() }
+
+    func clientLeft(dropped: Bool) {
+        sseClients.decrement()
+        if dropped { sseDropped.increment() }
+    }
+
+    // MARK: Scrape
+
+    /// The Prometheus text of every metric, with the pipelines' suspend counts read now.
+    func scrape(_ reader: ReadModel) async -> [UInt8] {
+        if let pipelines = try? await reader.pipelines() {
+            for (name, record) in pipelines {
+                registry.makeGauge(descriptor: Names.pipelineSuspended, labels: [("pipeline", name)])
+                    .set(to: Double(record.suspended))
+            }
+        }
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}
+
+/// The metrics' names and help texts: every name starts `jobrunner_`.
+private enum Names {
+    static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "jobrunner", metricName: metric, unitName: unit, helpText: help)
+    }
+    static var attempts: MetricNameDescriptor {
+        name("attempts", "total", "Attempts ended, by job, pipeline and outcome")
+    }
+    static var attemptsRunning: MetricNameDescriptor {
+        name("attempts_running", "", "Attempts under way, by pipeline")
+    }
+    static var attemptDuration: MetricNameDescriptor {
+        name("attempt_duration", "seconds", "From an attempt's start to its end")
+    }
+    static var queueWait: MetricNameDescriptor {
+        name("attempt_queue_wait", "seconds", "From a job being ready to its attempt's start")
+    }
+    static var occurrences: MetricNameDescriptor {
+        name("occurrences", "total", "Periodic occurrences started, skipped (overlap) and missed (catchUp)")
+    }
+    static var runs: MetricNameDescriptor { name("runs", "", "Stored runs by state") }
+    static var pipelineSuspended: MetricNameDescriptor {
+        name("pipeline_suspended", "", "A pipeline's suspend count")
+    }
+    static var eventClients: MetricNameDescriptor {
+        name("http_event_clients", "", "SSE clients following /events")
+    }
+    static var eventClientsDropped: MetricNameDescriptor {
+        name("http_event_clients_dropped", "total", "SSE clients dropped for falling behind")
+    }
+}
+
+/// Counts the runner's events into ``DashboardMetrics``.
+private struct MetricsObserver: RunObserver {
+    let metrics: DashboardMetrics
+    func record(_ event: RunEvent) { metrics.record(event) }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import JobRunnerCore
+
+/// `/runs`: the history, newest first, filtered by job and state, paged (what `runs` lists).
+struct HistoryPage {
+    let model: ReadModel
+    let context: PageContext
+    let job: String?
+    let state: String?
+    let page: Int
+
+    /// The run states a filter offers.
+    static let states: [RunState] = [.running, .stopped, .succeeded, .failed, .skipped, .missed]
+
+    func render() async throws(StoreError) -> String {
+        let found = try await model.runsPage(job: job, state: state, page: page, perPage: Pages.runsPerPage)
+        let schedules = try await model.schedules()
+        return context.document(title: "Runs") { html in
+            html.raw("<h1>Runs</h1>")
+            filters(periodic: schedules.keys.sorted(), into: &html)
+            let pages = max(1, (found.total + Pages.runsPerPage - 1) / Pages.runsPerPage)
+            html.raw("<p class=\"muted\">")
+            html.text(summary(total: found.total, pages: pages))
+            html.raw("</p>")
+            if found.entries.isEmpty {
+                html.raw("<p class=\"empty\">")
+                html.text(found.total == 0 && job == nil && state == nil ? "No runs yet." : "No run matches.")
+                html.raw("</p>")
+            } else {
+                table(found.entries, into: &html)
+            }
+            pager(pages: pages, into: &html)
+        }
+    }
+
+    private func summary(total: Int, pages: Int) -> String {
+        var words = "\(total) run\(total == 1 ? "" : "s")"
+        if let job { words += " of \(job)" }
+        if let state { words += " \(state)" }
+        return words + (pages > 1 ? "; page \(page) of \(pages)" : "")
+    }
+
+    private func filters(periodic: [String], into html: inout HTML) {
+        html.raw("<nav class=\"filters\" aria-label=\"Filter by state\"><span class=\"muted\">State:</span>")
+        chip("all", Paths.runs(job: job, state: nil, page: 1), on: state == nil, into: &html)
+        for option in Self.states {
+            chip(
+                option.rawValue, Paths.runs(job: job, state: option.rawValue, page: 1),
+                on: state == option.rawValue, into: &html)
+        }
+        html.raw("</nav>")
+        html.raw("<nav class=\"filters\" aria-label=\"Filter by job\"><span class=\"muted\">Job:</span>")
+        chip("all", Paths.runs(job: nil, state: state, page: 1), on: job == nil, into: &html)
+        var jobs = periodic
+        if let job, !jobs.contains(job) { jobs.append(job) }
+        for id in jobs {
+            chip(id, Paths.runs(job: id, state: state, page: 1), on: job == id, into: &html)
+        }
+        html.raw("</nav>")
+    }
+
+    private func chip(_ label: String, _ href: String, on: Bool, into html: inout HTML) {
+        html.link(href, label, class: on ? "chip on" : "chip")
+    }
+
+    private func table(_ entries: [(run: RunRecord, counts: [JobState: Int])], into html: inout HTML) {
+        html.raw("<div class=\"scroll\"><table><thead><tr><th>Run</th><th>Of</th><th>State</th>")
+        html.raw("<th>Started</th><th>Took</th><th>Jobs</th></tr></thead><tbody>")
+        for (run, counts) in entries {
+            html.raw("<tr><td>")
+            context.link(Paths.runPage(run.id), run.id, into: &html)
+            html.raw("</td><td>")
+            if let job = run.occurrenceOf {
+                html.link(Paths.periodicJob(job), Words.of(run))
+            } else {
+                html.text(Words.of(run))
+            }
+            html.raw("</td><td>")
+            context.badge(run.state.rawValue, into: &html)
+            html.raw("</td><td>")
+            context.time(run.startedAt, into: &html)
+            html.raw("</td><td>")
+            html.text(Words.took(run))
+            html.raw("</td><td class=\"wrap\">")
+            html.text(Words.counts(counts))
+            html.raw("</td></tr>")
+        }
+        html.raw("</tbody></table></div>")
+    }
+
+    private func pager(pages: Int, into html: inout HTML) {
+        guard pages > 1 else { return }
+        html.raw("<nav class=\"pager\" aria-label=\"Pages\">")
+        if page > 1 { html.link(Paths.runs(job: job, state: state, page: page - 1), "← newer") }
+        html.raw("<span>")
+        html.text("page \(page) of \(pages)")
+        html.raw("</span>")
+        if page < pages { html.link(Paths.runs(job: job, state: state, page: page + 1), "older →") }
+        html.raw("</nav>")
+    }
+}
