@@ -33,6 +33,13 @@ struct StoreOpener: Sendable {
     /// always true with `--store`, whose opening says what is wrong.
     var hasDatabase: Bool { storeURL != nil || directory.hasDatabase }
 
+    /// Whether hosts share the store (PostgreSQL): a second runner then runs the attempts the
+    /// first one queues instead of being refused.
+    var isShared: Bool { storeURL != nil }
+
+    /// This host's name in a shared store: `HOST:PID`.
+    static var hostName: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
+
     /// Where the attempt logs are.
     var logs: LogLocation { directory.logs }
 
@@ -101,6 +108,21 @@ struct StoreOpener: Sendable {
             reader: ReadModel(store: store, lock: lock, logs: logs), waker: waker, closing: { store.close() })
     }
 
+    /// Opens a shared store for a host that runs the attempts another host's runner queues.
+    func openForWorker(timing: (heartbeat: Duration, lease: Duration)) async throws(StoreError) -> (
+        sharing: any AttemptSharing, store: OpenedStore
+    ) {
+        guard let url = try postgresURL() else {
+            throw StoreError(.unusable, "only a store shared by hosts (--store URL) has attempts to share")
+        }
+        try directory.prepare()
+        let store = try await PostgresQueueStore.open(url)
+        let sharing = PostgresAttemptSharing(
+            store: store, host: Self.hostName,
+            timing: LeaseTiming(heartbeat: timing.heartbeat, lease: timing.lease))
+        return (sharing, opened(store))
+    }
+
     // MARK: A runner's store
 
     /// Opens an existing database, and reads the run to resume, while the job files load
@@ -115,7 +137,10 @@ struct StoreOpener: Sendable {
     /// opened early, if it still holds the directory's data file) and takes its claim: the
     /// lock held by this process is what lets the claim be the only one.
     /// - Parameter whileWaiting: called once if an operator command must be waited for first.
-    func openForRunner(early: EarlyStore, whileWaiting: () -> Void) async throws(StoreError) -> RunnerStore {
+    /// - Parameter timing: how this host renews its leases on a shared store.
+    func openForRunner(
+        early: EarlyStore, timing: (heartbeat: Duration, lease: Duration), whileWaiting: () -> Void
+    ) async throws(StoreError) -> RunnerStore {
         if let url = try postgresURL() {
             // The schema is checked first: a database that is not a jobrunner store is refused
             // before anything is asked of it. The logs are kept in the state directory for now.
@@ -131,8 +156,14 @@ struct StoreOpener: Sendable {
                 await store.close()
                 throw error
             }
+            // Nobody waits for what an earlier runner queued: it is let go before anything is
+            // decided, and the attempts are queued for every host from now on.
+            let sharing = PostgresAttemptSharing(
+                store: store, host: Self.hostName,
+                timing: LeaseTiming(heartbeat: timing.heartbeat, lease: timing.lease))
+            try await sharing.abandonEarlierAttempts()
             return RunnerStore(
-                store: store, claim: claim, hold: hold, waker: waker, logs: logs,
+                store: store, claim: claim, hold: hold, waker: waker, logs: logs, sharing: sharing,
                 closing: { Task { await store.close() } })
         }
         try directory.prepare()
@@ -178,6 +209,8 @@ struct RunnerStore: Sendable {
     /// How other processes wake the runner.
     let waker: any RunnerWaker
     let logs: LogLocation
+    /// With a store shared by hosts: how its attempts are queued and claimed; nil for LMDB.
+    var sharing: (any AttemptSharing)? = nil
     fileprivate let closing: @Sendable () -> Void
 
     /// Lets the store finish what was submitted, then close; the lock goes with the last

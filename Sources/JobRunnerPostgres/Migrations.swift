@@ -25,7 +25,7 @@ public struct Migration: Sendable {
     public static let table = "jobrunner_migrations"
 
     /// Every migration of this build, in order.
-    public static let all: [Migration] = [schema1]
+    public static let all: [Migration] = [schema1, schema2]
 
     /// The tables of schema 1 (each row of a table is the LMDB store's row of the same name):
     ///

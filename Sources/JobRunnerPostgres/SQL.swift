@@ -165,6 +165,90 @@ enum SQL {
     // MARK: Waking the runner (PostgresWaker.swift)
 
     static let notifyWake = "SELECT pg_notify('\(Channels.wake)', '')"
+
+    // MARK: Attempts shared by hosts (PostgresAttemptQueue.swift)
+
+    /// Queues an attempt and wakes the workers. (Primary key, from the sequence.)
+    static let queueAttempt = """
+        WITH queued AS (
+            INSERT INTO queued_attempts (run_id, job_id, attempt, request) VALUES ($1, $2, $3, $4)
+            RETURNING id)
+        SELECT id, pg_notify('\(Channels.queued)', '') FROM queued
+        """
+    /// Claims up to `$2` queued attempts for host `$1` under a lease of `$3` milliseconds, each
+    /// with a new fencing number; rows other hosts are claiming are skipped, not waited for.
+    /// (`queued_attempts_claim` in claim order, then the primary key.)
+    static let claimAttempts = """
+        WITH picked AS (
+            SELECT id FROM queued_attempts WHERE state = 'queued' ORDER BY id LIMIT $2
+            FOR UPDATE SKIP LOCKED)
+        UPDATE queued_attempts a SET state = 'running', host = $1, claims = claims + 1,
+            lease_until = now() + $3::bigint * interval '1 millisecond',
+            fencing = nextval('attempt_fencing')
+        WHERE a.id = ANY (ARRAY(SELECT id FROM picked))
+        RETURNING a.id, a.fencing, a.request
+        """
+    /// Renews the leases of host `$1`'s attempts; returns each with whether it was cancelled.
+    /// An attempt not returned is no longer the host's. (`queued_attempts_leases`.)
+    static let renewLeases = """
+        UPDATE queued_attempts SET lease_until = now() + $2::bigint * interval '1 millisecond'
+        WHERE state = 'running' AND host = $1
+        RETURNING id, fencing, cancel
+        """
+    /// The attempts of host `$1` that were cancelled, read between renewals.
+    static let cancelledAttempts = """
+        SELECT id, fencing FROM queued_attempts WHERE state = 'running' AND host = $1 AND cancel
+        """
+    /// Takes a result only from the host holding the attempt under this fencing number: a
+    /// stale completion (the lease ended, the attempt was claimed again) matches no row and
+    /// changes nothing. Wakes the deciding runner. (Primary key.)
+    static let completeAttempt = """
+        WITH done AS (
+            UPDATE queued_attempts SET state = 'done', result = $3, lease_until = NULL
+            WHERE id = $1 AND fencing = $2 AND state = 'running'
+            RETURNING id)
+        SELECT id, pg_notify('\(Channels.done)', '') FROM done
+        """
+    /// Asks for an attempt's end: a queued one is done at once with result `$2`; a running one
+    /// is marked for its host, which hears it. (Primary key.)
+    static let cancelAttempt = """
+        WITH marked AS (
+            UPDATE queued_attempts SET cancel = true,
+                result = CASE WHEN state = 'queued' THEN $2 ELSE result END,
+                state = CASE WHEN state = 'queued' THEN 'done' ELSE state END
+            WHERE id = $1 AND state <> 'done'
+            RETURNING id)
+        SELECT id, pg_notify('\(Channels.queued)', ''), pg_notify('\(Channels.done)', '') FROM marked
+        """
+    /// The results of the attempts the deciding runner waits for, taken once. (Primary key.)
+    static let takeResults = """
+        DELETE FROM queued_attempts WHERE id = ANY($1) AND state = 'done' RETURNING id, result
+        """
+    /// The attempts whose host let its lease end more than `$1` milliseconds ago go back to
+    /// the queue, to be claimed again under a new fencing number. (`queued_attempts_leases`.)
+    static let rescueAttempts = """
+        UPDATE queued_attempts SET state = 'queued', host = NULL, lease_until = NULL
+        WHERE state = 'running' AND lease_until < now() - $1::bigint * interval '1 millisecond'
+        RETURNING id
+        """
+    /// What a new deciding runner finds of an earlier one's attempts: nobody waits for them, so
+    /// they are ended (queued ones at once, running ones by their hosts) and let go.
+    static let abandonAttempts = [
+        "DELETE FROM queued_attempts WHERE state <> 'running'",
+        "UPDATE queued_attempts SET cancel = true WHERE state = 'running'",
+        "SELECT pg_notify('\(Channels.queued)', '')",
+    ]
+    /// A host's heartbeat, with its work. (Primary key.)
+    static let heartbeat = """
+        INSERT INTO hosts (name, pid, heartbeat_at, running, completed) VALUES ($1, $2, now(), $3, $4)
+        ON CONFLICT (name) DO UPDATE SET pid = excluded.pid, heartbeat_at = now(),
+            running = excluded.running, completed = excluded.completed
+        """
+    /// The hosts, with the age of their heartbeat in milliseconds.
+    static let hosts = """
+        SELECT name, pid, (extract(epoch FROM now() - heartbeat_at) * 1000)::bigint, running, completed
+        FROM hosts ORDER BY name
+        """
 }
 
 /// The advisory locks of the store: two `integer` keys, the first one naming jobrunner.
@@ -181,4 +265,8 @@ enum Channels {
     static let events = "jobrunner_events"
     /// An operator request or a suspend count waits: the runner reads them.
     static let wake = "jobrunner_wake"
+    /// An attempt was queued, or one running was cancelled: the hosts' workers look.
+    static let queued = "jobrunner_queued"
+    /// A host completed an attempt: the deciding runner takes its result.
+    static let done = "jobrunner_done"
 }

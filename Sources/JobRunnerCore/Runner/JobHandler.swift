@@ -31,7 +31,7 @@ public struct AttemptRequest: Sendable {
 
 /// How an attempt ended, as the handler saw it: its ``AttemptEnd`` (what happened and why) and
 /// what it handed back.
-public struct AttemptResult: Sendable, Hashable {
+public struct AttemptResult: Sendable, Hashable, Codable {
     /// How it ended, with its reason.
     public var end: AttemptEnd
     /// The exit status of the job's process: the one ``end`` gives (an exit, a plugin's process
