@@ -31,10 +31,12 @@ run: build
 # the malformed ones) are no products: the build tool plugin Tests/TestPluginLibraries builds them
 # with the test target, under .build/plugins/. SchemaTests validates the job files against
 # docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML; InstallTests runs
-# systemd-analyze on the example's systemd unit.
+# systemd-analyze on the example's systemd unit. The test that builds examples/greet-plugin as a
+# package of its own runs after the suite, alone (it takes both cores for minutes).
 test: setup test-python systemd-tools postgres-tools
 	$(SWIFT) build
 	$(SWIFT) test
+	JOBRUNNER_PLUGIN_PACKAGE_TEST=1 $(SWIFT) test --skip-build --filter PluginPackageTests
 	python3 bench/torture.py --jobrunner .build/debug/jobrunner --short
 	$(MAKE) test-api test-browser
 
@@ -70,14 +72,18 @@ test-browser: browser-tools
 
 # kill -9 at 1,000 jobs (100 kills), kill -9 at scale (a 100,000-job plugin run killed 5 times
 # at random moments, then finished: nothing lost, nothing done twice), lock deletion, a full
-# disk (a 2 MiB tmpfs; skipped with a message where mounting is not allowed) and 200 seeds of
-# damaged databases, against the built binary. Everything it writes goes to temporary directories.
-# The run at scale uses the tests' testkit plugin: built with the tests, found by its directory.
+# disk (a 2 MiB tmpfs; skipped with a message where mounting is not allowed), 200 seeds of
+# damaged databases, logs on a disk a job fills (3 MiB tmpfs), --events /dev/full, a 70 KB control
+# file and the tests' hostile plugin (checks that crash, hang or exit; floods; huge outputs and
+# messages), against the built binary. Everything it writes goes to temporary directories.
+# The run at scale and the hostile plugin are the tests' (testkit, hostile): built with the
+# tests, found by their directory.
 torture: setup
 	$(SWIFT) build --build-tests
+	$(SWIFT) build -c release
 	JOBRUNNER_PLUGIN_PATH="$$(echo $(CURDIR)/.build/plugins/outputs/*/JobRunnerCLITests/*/TestPluginLibraries/lib)" \
 		python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200 \
-		--scale-kills 5
+		--scale-kills 5 --release-jobrunner .build/release/jobrunner
 
 # PostgreSQL 15's server programs (initdb, pg_ctl, postgres, psql) for the PostgreSQL store's tests,
 # installed when missing. The tests start a throwaway cluster of their own (initdb into a temporary
@@ -160,10 +166,10 @@ fuzz:
 	@ls $(FUZZ_DIR)/artifacts | sed 's|^|crash or hang kept: $(FUZZ_DIR)/artifacts/|'
 
 format:
-	$(SWIFT) format --in-place --recursive Sources Tests plugins Package.swift
+	$(SWIFT) format --in-place --recursive Sources Tests plugins PluginAPI PluginLogging examples Package.swift
 
 lint:
-	$(SWIFT) format lint --recursive Sources Tests plugins Package.swift
+	$(SWIFT) format lint --recursive Sources Tests plugins PluginAPI PluginLogging examples Package.swift
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]` builds for release and installs:
 #   PREFIX/lib/jobrunner/jobrunner         the binary, with the example plugins beside it

@@ -1,13 +1,24 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+/// The products of the package PluginAPI/ that jobrunner's targets use.
+enum API {
+    /// JSON read and written directly (the standard library and libc only): the store's rows, the
+    /// plugin ABI's documents, the CLI's output.
+    static let json = Target.Dependency.product(name: "JobRunnerJSON", package: "PluginAPI")
+    static let plugin = Target.Dependency.product(name: "JobRunnerPluginAPI", package: "PluginAPI")
+    /// From the package PluginLogging/: the tests' testkit plugin logs through it.
+    static let logging = Target.Dependency.product(name: "JobRunnerPluginLogging", package: "PluginLogging")
+    static let cHeader = Target.Dependency.product(name: "CJobRunnerPlugin", package: "PluginAPI")
+}
+
 let package = Package(
     name: "jobrunner",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "jobrunner", targets: ["jobrunner"]),
-        // What plugin authors link.
-        .library(name: "JobRunnerPluginAPI", targets: ["JobRunnerPluginAPI"]),
+        // What plugin authors link is the package PluginAPI/ (products JobRunnerPluginAPI,
+        // JobRunnerPluginLogging, CJobRunnerPlugin): a plugin depends on it alone.
         // Example plugins: lib<name>.so next to the jobrunner binary, found without configuration.
         .library(name: "noop", type: .dynamic, targets: ["NoopPlugin"]),
         .library(name: "files", type: .dynamic, targets: ["FilesPlugin"]),
@@ -16,6 +27,10 @@ let package = Package(
         // for the test target alone, so that no build puts them beside the binary.
     ],
     dependencies: [
+        // The plugin API, a package of its own in this repository, so that a plugin resolves it alone.
+        .package(path: "PluginAPI"),
+        // `context.logger` for plugins (swift-log), apart so that a plugin without it resolves nothing.
+        .package(path: "PluginLogging"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
@@ -38,15 +53,13 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        // JSON read and written directly, for the store's rows, the plugin ABI's documents and the
-        // CLI's output: the standard library and libc only, so a plugin can link it.
-        .target(name: "JobRunnerJSON"),
         .target(
             name: "JobRunnerCore",
             dependencies: [
-                "JobRunnerJSON",
+                API.json,
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         .target(
@@ -55,13 +68,13 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerLMDB",
-            dependencies: ["JobRunnerCore", "JobRunnerJSON", "CLMDB"]
+            dependencies: ["JobRunnerCore", API.json, "CLMDB"]
         ),
         // The PostgreSQL store (SPEC 8): the only module that speaks SQL.
         .target(
             name: "JobRunnerPostgres",
             dependencies: [
-                "JobRunnerCore", "JobRunnerJSON",
+                "JobRunnerCore", API.json,
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,25 +90,18 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
             ]
         ),
-        .target(name: "CJobRunnerPlugin"),
-        .target(
-            name: "JobRunnerPluginAPI",
-            dependencies: [
-                "CJobRunnerPlugin", "JobRunnerJSON", .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
         .target(
             name: "JobRunnerPluginHost",
             dependencies: [
-                "JobRunnerCore", "JobRunnerJSON", "JobRunnerPluginAPI",
+                "JobRunnerCore", API.json, API.plugin,
                 // The calls waiting for a plugin worker (`isolation: process`) or for one of the
                 // in-process call threads.
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "NoopPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/noop"),
-        .target(name: "FilesPlugin", dependencies: ["JobRunnerPluginAPI"], path: "plugins/files"),
-        .target(name: "HelloCPlugin", dependencies: ["CJobRunnerPlugin"], path: "plugins/hello-c"),
+        .target(name: "NoopPlugin", dependencies: [API.plugin], path: "plugins/noop"),
+        .target(name: "FilesPlugin", dependencies: [API.plugin], path: "plugins/files"),
+        .target(name: "HelloCPlugin", dependencies: [API.cHeader], path: "plugins/hello-c"),
         // Builds the plugin libraries of the tests (Tests/Plugins: testkit, and C plugins that must
         // be refused or are malformed on purpose) for the test target it is applied to, into a
         // directory of its own: `testPluginDirectory` in that target.
@@ -108,7 +114,7 @@ let package = Package(
         .target(
             name: "JobRunnerHTTP",
             dependencies: [
-                "JobRunnerCore", "JobRunnerJSON",
+                "JobRunnerCore", API.json,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -119,8 +125,8 @@ let package = Package(
         .target(
             name: "JobRunnerCLI",
             dependencies: [
-                "JobRunnerCore", "JobRunnerJSON", "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerPostgres", "JobRunnerShell",
-                "JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerHTTP", "JobRunnerPages",
+                "JobRunnerCore", API.json, "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerPostgres", "JobRunnerShell",
+                "JobRunnerPluginHost", API.plugin, "JobRunnerHTTP", "JobRunnerPages",
                 "CJobRunnerSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -146,8 +152,8 @@ let package = Package(
         .testTarget(
             name: "JobRunnerJSONTests",
             dependencies: [
-                "JobRunnerJSON", "JobRunnerCore", "JobRunnerLMDB", "JobRunnerCLI", "JobRunnerPluginHost",
-                "JobRunnerPluginAPI",
+                API.json, "JobRunnerCore", "JobRunnerLMDB", "JobRunnerCLI", "JobRunnerPluginHost",
+                API.plugin,
             ]
         ),
         .testTarget(
@@ -163,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerLMDBTests",
-            dependencies: ["JobRunnerLMDB", "JobRunnerCore", "JobRunnerJSON", "JobRunnerTesting", "CLMDB"]
+            dependencies: ["JobRunnerLMDB", "JobRunnerCore", API.json, "JobRunnerTesting", "CLMDB"]
         ),
         .testTarget(
             name: "JobRunnerPostgresTests",
@@ -175,7 +181,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerPluginHostTests",
-            dependencies: ["JobRunnerPluginHost", "JobRunnerPluginAPI", "JobRunnerCore", "JobRunnerTesting"]
+            dependencies: ["JobRunnerPluginHost", API.plugin, "JobRunnerCore", "JobRunnerTesting"]
         ),
         .testTarget(
             name: "JobRunnerHTTPTests",
@@ -190,7 +196,12 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerCLITests",
-            dependencies: ["JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost", "JobRunnerTesting"],
+            // API.logging: for TestPluginLibraries, which compiles testkit with it (PluginLogging/
+            // is in the package graph through this dependency).
+            dependencies: [
+                "JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost", API.logging,
+                "JobRunnerTesting",
+            ],
             plugins: ["TestPluginLibraries"]
         ),
     ]

@@ -70,3 +70,39 @@ def costly_inputs_benchmark(jobrunner, work, rounds=3):
         codes = sorted({str(r[2]) for r in results})
         wall = f"{walls[len(walls) // 2]:.2f} s median of {len(walls)}" if walls else "no round finished"
         print(f"  {name:9}: {wall}, peak RSS {peak:.0f} MiB, exit {'/'.join(codes)}  ({what})")
+
+
+def masking_benchmark(jobrunner, work, secrets=2000, megabytes=27, rounds=3):
+    """One shell job printing `megabytes` MB of output under `secrets` secrets (issue 26, item
+    15): the log is masked as it is written. Each byte once cost one comparison per secret."""
+    directory = os.path.join(work, "masking")
+    os.makedirs(directory, exist_ok=True)
+    names = [f"S{i}" for i in range(secrets)]
+    environment = dict(os.environ)
+    for i, name in enumerate(names):
+        environment[name] = f"secret-{i:05d}-{'x' * (i % 23)}"
+    # Output that mentions some secrets, and many near misses ("secret-" and a wrong number).
+    line = "token secret-00042- and secret-9 near miss; plain text of a long log line\n"
+    count = megabytes * 1_000_000 // len(line)
+    with open(os.path.join(directory, "output.txt"), "w") as f:
+        f.write(line * count)
+    with open(os.path.join(directory, "jobs.yaml"), "w") as f:
+        f.write("secrets: [" + ", ".join(names) + "]\n")
+        f.write("jobs:\n  talk:\n    run: cat output.txt\n")
+    print(f"masking: {secrets} secrets over {count * len(line) / 1e6:.0f} MB of one job's output:")
+    walls = []
+    for index in range(rounds):
+        state = os.path.join(directory, f"state-{index}")
+        started = time.perf_counter()
+        try:
+            code = subprocess.run([jobrunner, "run", "--state", state, "--progress", "none", directory],
+                                  env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  timeout=600).returncode
+        except subprocess.TimeoutExpired:
+            print("  killed after 600 s")
+            return
+        walls.append(time.perf_counter() - started)
+        if code != 0:
+            print(f"  exit {code}")
+    walls.sort()
+    print(f"  {walls[len(walls) // 2]:.2f} s median of {len(walls)} (the run, the job's own time included)")

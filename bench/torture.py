@@ -23,9 +23,21 @@
    ranges and flipped at random bytes (--seeds seeds); `status` and `run` must each exit 3 with a
    sentence or work (showing the stored run), never die by a signal, never hang, and never take
    a damaged file for an empty history.
+5. What jobrunner writes besides its database (bench/torture_outputs.py): logs on a disk a job
+   fills (every succeeded attempt's log holds its line, or `logs` says it could not be written),
+   `--events /dev/full` (exit 3 with a sentence), a 70 KB control file (refused), and the tests'
+   hostile plugin: parameter checks that crash, hang or exit (located errors), 24 MiB floods
+   under both isolations (logs capped at 10 MiB, owner only), a handler that prints under
+   process-per-attempt, 2 MiB of outputs, a 100 KB message.
+6. The heap (--release-jobrunner, a release build: `make torture` passes one): a `serve` that
+   prunes runs every few commits, 20 s under glibc's heap checks (libc_malloc_debug); it must
+   stop on SIGTERM with exit 0. The release build once wrote into a freed copy there and glibc
+   aborted within a second; the debug build never showed it.
 
 Usage: bench/torture.py --jobrunner .build/debug/jobrunner [--jobs 1000] [--kills 100]
-       [--scale-kills 5] [--scale-jobs 100000] [--seeds 200] [--only kill,scale,lock,disk,damage]
+       [--scale-kills 5] [--scale-jobs 100000] [--seeds 200]
+       [--only kill,scale,lock,disk,damage,logs,events,control,plugins,heap]
+       [--release-jobrunner .build/release/jobrunner]
 The short version (`--short`) runs in `make test`; the long one is `make torture`.
 Exit status 0 when every check held; the figures are printed either way.
 """
@@ -41,7 +53,9 @@ import sys
 import tempfile
 import time
 
-TIMEOUT = 120
+from torture_outputs import checked_heap, hostile_plugins, lost_events, lost_logs, oversized_control
+
+TIMEOUT = 600  # seconds: a command still running then hung; the guard, never a timing check
 
 
 def run(binary, args, cwd, timeout=TIMEOUT, env=None):
@@ -356,7 +370,7 @@ def damaged_databases(binary, seeds, rng):
         for command in (["status", "--state", "state"],
                         ["run", "jobs", "--state", "state", "--progress", "none"]):
             tried += 1
-            code, out, err = run(binary, command, root, timeout=60)
+            code, out, err = run(binary, command, root, timeout=TIMEOUT)
             if code is None:
                 hung += 1
                 crashes.append(f"{name}: {command[0]} hung")
@@ -394,7 +408,8 @@ def main():
                         help="also kill a --scale-jobs run this many times (0: not run)")
     parser.add_argument("--scale-jobs", type=int, default=100_000)
     parser.add_argument("--short", action="store_true", help="60 jobs, 5 kills, 10 seeds")
-    parser.add_argument("--only", default="kill,scale,lock,disk,damage")
+    parser.add_argument("--only", default="kill,scale,lock,disk,damage,logs,events,control,plugins,heap")
+    parser.add_argument("--release-jobrunner", help="a release build, for the heap step (skipped without)")
     args = parser.parse_args()
     if args.short:
         args.jobs, args.kills, args.seeds = 60, 5, 10
@@ -412,6 +427,19 @@ def main():
         results.append(full_disk(binary))
     if "damage" in only:
         results.append(damaged_databases(binary, args.seeds, rng))
+    if "logs" in only:
+        results.append(lost_logs(binary, trials=2 if args.short else 12))
+    if "events" in only:
+        results.append(lost_events(binary))
+    if "control" in only:
+        results.append(oversized_control(binary))
+    if "plugins" in only:
+        results.append(hostile_plugins(binary))
+    if "heap" in only:
+        if args.release_jobrunner:
+            results.append(checked_heap(os.path.abspath(args.release_jobrunner)))
+        else:
+            print("heap: skipped (no --release-jobrunner)")
     sys.exit(0 if all(results) else 1)
 
 

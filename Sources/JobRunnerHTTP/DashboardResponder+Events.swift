@@ -34,7 +34,9 @@ extension DashboardResponder {
                     if event.sequence > subscription.joinedAfter { break }
                     EventStream.frame(event, into: &bytes)
                     last = event.sequence
-                    if bytes.count >= 32 << 10 || event.sequence == subscription.joinedAfter {
+                    if bytes.count >= 32 << 10
+                        || (event.sequence == subscription.joinedAfter && !bytes.isEmpty)
+                    {
                         try await writer.write(ByteBuffer(bytes: bytes))
                         bytes.removeAll(keepingCapacity: true)
                     }
@@ -45,11 +47,12 @@ extension DashboardResponder {
                 switch item {
                 case .heartbeat:
                     bytes.append(contentsOf: ": heartbeat\n\n".utf8)
-                case .event(let event):
+                case .event(let event, let frame):
                     guard event.sequence > last else { continue }
-                    EventStream.frame(event, into: &bytes)
+                    bytes.append(contentsOf: frame)
                     last = event.sequence
                 }
+                if bytes.isEmpty { continue }
                 try await writer.write(ByteBuffer(bytes: bytes))
                 bytes.removeAll(keepingCapacity: true)
             }

@@ -181,12 +181,47 @@ struct DashboardResponder: HTTPResponder {
                 readOnly: `operator` == nil)
         else {
             return Self.html(
-                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>jobrunner: not found</title>"
-                    + "<link rel=\"stylesheet\" href=\"/assets/app.css\"></head><body><main id=\"main\">"
-                    + "<h1>Not found</h1><p>No such run, job or attempt. <a href=\"/\">Home</a></p></main></body></html>",
+                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not found · jobrunner</title>"
+                    + "<link rel=\"stylesheet\" href=\"/assets/app.css\"></head><body>"
+                    + "<header class=\"top\"><span class=\"brand\">jobrunner</span><nav><a href=\"/\">Overview</a>"
+                    + "<a href=\"/runs\">Runs</a></nav></header><main id=\"main\"><h1>Not found</h1><p>"
+                    + Self.escaped(Self.notFoundWords(path)) + "</p></main></body></html>",
                 status: .notFound)
         }
         return Self.html(document)
+    }
+
+    /// What a page address that names nothing asked for, in words.
+    static func notFoundWords(_ path: [String]) -> String {
+        switch path.count {
+        case 2 where path[0] == "runs":
+            return
+                "There is no run '\(path[1])' in this state directory (pruned, or never there): Runs lists those kept."
+        case 6 where path[0] == "runs" && path[2] == "jobs" && path[4] == "attempts":
+            return
+                "Run '\(path[1])' has no job '\(path[3])' with an attempt \(path[5]): the run's page lists its jobs and their attempts."
+        case 2 where path[0] == "jobs":
+            return "There is no periodic job '\(path[1])' here: the overview lists the periodic jobs."
+        default:
+            return
+                "Nothing is at /\(path.joined(separator: "/")): the pages are the overview, Runs, a run's page, an attempt's log and a periodic job's page."
+        }
+    }
+
+    /// Text with the characters HTML gives a meaning written as references.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
     }
 }
 

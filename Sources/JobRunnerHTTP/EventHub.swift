@@ -9,7 +9,9 @@ import Synchronization
 public final class EventHub: Sendable {
     /// What a client gets.
     public enum Item: Sendable {
-        case event(CommittedEvent)
+        /// An event and its frame on the stream (``EventStream/frame(_:into:)``), made once for
+        /// every client; empty for a change that makes no event of its own.
+        case event(CommittedEvent, frame: [UInt8])
         /// Nothing happened for a while: a comment line keeps the connection.
         case heartbeat
     }
@@ -104,7 +106,9 @@ public final class EventHub: Sendable {
         do {
             for try await event in reader.events(after: start) {
                 await onEvent(event)
-                deliver(.event(event), sequence: event.sequence)
+                var frame: [UInt8] = []
+                EventStream.frame(event, into: &frame)
+                deliver(.event(event, frame: frame), sequence: event.sequence)
             }
         } catch {
             // The store failed: the clients end, and resume (from the store) when they come back.

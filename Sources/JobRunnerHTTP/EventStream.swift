@@ -4,39 +4,39 @@ import JobRunnerJSON
 
 /// The Server-Sent Events of `GET /events`: each committed event as `id: SEQUENCE`,
 /// `event: TYPE` (SPEC 5.10's name) and `data: ` its JSON line as `run --events` writes it.
+/// The `queued` events of a new run's jobs come as one `jobs-opened` (with the count): a run
+/// of 100,000 jobs opens in one commit.
 enum EventStream {
-    /// The event's name and its JSON line (no line break).
-    static func describe(_ event: CommittedEvent) -> (type: String, json: [UInt8]) {
+    /// The event's name and its JSON line (no line break). An event of SPEC 5.10 is the
+    /// document `run --events` writes for it (``RunEvent/jsonLine``), stored with its commit;
+    /// the store's own changes, which SPEC 5.10 does not name, have names of their own. A job's
+    /// record alone makes none: its events say what became of it.
+    static func describe(_ event: CommittedEvent) -> (type: String, json: [UInt8])? {
         var json = JSONWriter(capacity: 192, style: .shortEscapes)
         let time = event.committedAt
         switch event.change {
-        case .job(let runID, let jobID, let state, let attempts):
-            let kind: RunEvent.Kind =
-                switch state {
-                case .pending: .queued
-                case .waiting: .waiting
-                case .running: .started
-                case .succeeded: .succeeded
-                case .failed: .failed
-                case .skipped: .skipped
-                case .blocked: .blocked
-                case .cancelled: .cancelled
+        case .event(let line):
+            return (line.kind.rawValue, line.jsonLine)
+        case .job:
+            return nil
+        case .answer(let answer):
+            return other("answer", time: time, json: &json) {
+                $0.member(raw: #", "run": "#, answer.request.runID)
+                $0.member(raw: #", "job": "#, answer.request.jobID)
+                $0.member(raw: #", "request": "#, answer.request.kind.rawValue)
+                switch answer.result {
+                case .applied(let words): $0.member(raw: #", "message": "#, words)
+                case .terminating(let jobID): $0.member(raw: #", "message": "#, "ending \(jobID)'s attempt")
+                case .refused(let words): $0.member(raw: #", "refused": "#, words)
                 }
-            let line = RunEvent(
-                time: time, run: runID, job: jobID, attempt: attempts > 0 ? attempts : nil, kind: kind)
-            line.writeJSON(to: &json)
-            return (kind.rawValue, json.bytes)
-        case .run(let id, let state):
-            if state.isFinal || state == .stopped {
-                RunEvent(time: time, run: id, kind: .runFinished, state: state.rawValue).writeJSON(to: &json)
-                return (RunEvent.Kind.runFinished.rawValue, json.bytes)
             }
+        case .run(let id, let state):
             return other("run", time: time, json: &json) {
                 $0.member(raw: #", "run": "#, id)
                 $0.member(raw: #", "state": "#, state.rawValue)
             }
         case .pipeline(let name, let suspended):
-            return other(suspended > 0 ? "suspended" : "resumed", time: time, json: &json) {
+            return other("pipeline", time: time, json: &json) {
                 $0.member(raw: #", "pipeline": "#, name)
                 $0.member(raw: #", "suspended": "#, suspended)
             }
@@ -77,9 +77,9 @@ enum EventStream {
         return (type, json.bytes)
     }
 
-    /// The bytes of one event on the stream.
+    /// The bytes of one event on the stream; none for a change that is no event of its own.
     static func frame(_ event: CommittedEvent, into bytes: inout [UInt8]) {
-        let (type, json) = describe(event)
+        guard let (type, json) = describe(event) else { return }
         bytes.append(contentsOf: "id: \(event.sequence)\nevent: \(type)\ndata: ".utf8)
         bytes.append(contentsOf: json)
         bytes.append(contentsOf: "\n\n".utf8)

@@ -245,19 +245,15 @@ struct Transaction: ~Copyable {
         return Self.bytes(value)
     }
 
-    /// Every key/value pair whose key starts with `prefix` (all pairs when it is empty), in key order.
-    func scan(
-        _ dbi: MDB_dbi, prefix: [UInt8], _ visit: (_ key: [UInt8], _ value: [UInt8]) throws(LMDBError) -> Void
-    )
-        throws(LMDBError)
-    {
-        try scanInPlace(dbi, prefix: prefix) { key, value throws(LMDBError) in
-            try visit(Array(key), Array(value))
-        }
-    }
-
-    /// Like ``scan(_:prefix:_:)``, handing over the bytes where LMDB keeps them: valid only
-    /// during the call, and copied only by a visitor that keeps them.
+    /// Every key/value pair whose key starts with `prefix` (all pairs when it is empty), in key
+    /// order, handing over the bytes where LMDB keeps them: valid only during the call, and
+    /// copied only by a visitor that keeps them.
+    ///
+    /// There is deliberately no variant that copies both into arrays for the visitor: where the
+    /// visitor ignored one of them, the release build (Swift 6.2) freed the unused copy before
+    /// filling it, and the copy then wrote into freed memory (a pruning `serve` aborted with
+    /// `malloc(): mismatching next->prev_size`; AddressSanitizer on a release build showed the
+    /// write). A visitor copies what it uses, so no copy is ever dead.
     func scanInPlace(
         _ dbi: MDB_dbi, prefix: [UInt8],
         _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> Void

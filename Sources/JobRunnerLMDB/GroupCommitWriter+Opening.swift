@@ -98,7 +98,7 @@ extension GroupCommitWriter {
     {
         for dbi in [tables.jobs, tables.attempts, tables.outputs, tables.requests] {
             var keys: [[UInt8]] = []
-            try txn.scan(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(key) }
+            try txn.scanInPlace(dbi, prefix: StoreKey.runPrefix(runID)) { key, _ in keys.append(Array(key)) }
             for key in keys { try txn.delete(dbi, key: key) }
         }
     }

@@ -33,9 +33,15 @@ struct BatchRows {
     mutating func write(_ change: StoreChange, isNewJob: Bool, in txn: borrowing Transaction)
         throws(LMDBError)
     {
-        if case .deleteRun(let runID) = change {
+        switch change {
+        case .deleteRun(let runID):
             pruned.append(runID)
             return
+        case .recordEvents, .recordAnswers:
+            // Only among the commit's events (``CommittedEvent/Batch``): no row.
+            return
+        default:
+            break
         }
         let (dbi, key) = Self.place(of: change, in: tables)
         let place = Row(dbi: dbi, key: key)
@@ -88,6 +94,7 @@ struct BatchRows {
         case .deleteRun(let runID): (tables.runs, StoreKey.run(runID))
         // Many rows, written one by one as `putJob` (`GroupCommitWriter.write`); never placed as one.
         case .putNewJobs(let jobs): (tables.jobs, StoreKey.runPrefix(jobs.runID))
+        case .recordEvents, .recordAnswers: (tables.meta, [])
         }
     }
 
@@ -105,6 +112,7 @@ struct BatchRows {
         case .putSchedule(let record): RecordJSON.encode(record)
         case .deleteRun: nil
         case .putNewJobs: throw StoreError(.io, "a run's new jobs are written one row at a time")
+        case .recordEvents, .recordAnswers: throw StoreError(.io, "events and answers make no row")
         }
     }
 }

@@ -301,10 +301,10 @@ public final class LMDBQueueStore: QueueStore, Sendable {
             guard let attempt, !openAttemptsOnly || attempt.outcome == nil else { return }
             attempts[attempt.jobID, default: []].append(attempt)
         }
-        try txn.scan(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
+        try txn.scanInPlace(tables.outputs, prefix: prefix) { key, value throws(LMDBError) in
             let rest = key.dropFirst(prefix.count)
             let jobID = String(decoding: rest.prefix { $0 != StoreKey.separator }, as: UTF8.self)
-            outputs[jobID] = try Self.decode([String: String].self, value, decoder)
+            outputs[jobID] = try Self.decode([String: String].self, Array(value), decoder)
         }
         return (attempts, outputs)
     }
@@ -322,8 +322,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     public func pipelines() async throws(StoreError) -> [String: PipelineRecord] {
         try reading { txn, tables, decoder in
             var result: [String: PipelineRecord] = [:]
-            try txn.scan(tables.pipelines, prefix: []) { _, value throws(LMDBError) in
-                let record = try Self.decode(PipelineRecord.self, value, decoder)
+            try txn.scanInPlace(tables.pipelines, prefix: []) { _, value throws(LMDBError) in
+                let record = try Self.decode(PipelineRecord.self, Array(value), decoder)
                 result[record.name] = record
             }
             return result
@@ -333,8 +333,8 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     public func schedules() async throws(StoreError) -> [String: ScheduleRecord] {
         try reading { txn, tables, decoder in
             var result: [String: ScheduleRecord] = [:]
-            try txn.scan(tables.schedules, prefix: []) { _, value throws(LMDBError) in
-                let record = try Self.decode(ScheduleRecord.self, value, decoder)
+            try txn.scanInPlace(tables.schedules, prefix: []) { _, value throws(LMDBError) in
+                let record = try Self.decode(ScheduleRecord.self, Array(value), decoder)
                 result[record.jobID] = record
             }
             return result
@@ -344,8 +344,9 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     public func requests(runID: String) async throws(StoreError) -> [OperatorRequest] {
         try reading { txn, tables, decoder in
             var result: [OperatorRequest] = []
-            try txn.scan(tables.requests, prefix: StoreKey.runPrefix(runID)) { _, value throws(LMDBError) in
-                result.append(try Self.decode(OperatorRequest.self, value, decoder))
+            try txn.scanInPlace(tables.requests, prefix: StoreKey.runPrefix(runID)) {
+                _, value throws(LMDBError) in
+                result.append(try Self.decode(OperatorRequest.self, Array(value), decoder))
             }
             return result
         }

@@ -36,6 +36,7 @@ extension RecordJSON {
             case .waitingSince: progress.waitingSince = reader.date()
             case .allowFailure: return reader.bool() != nil
             case .when: return reader.string().flatMap(RunCondition.init(rawValue:)) != nil
+            case .logProblem: progress.logProblem = reader.string()
             }
             return true
         }

@@ -67,6 +67,7 @@ extension RecordJSON {
         var waitingSince: Date?
         var allowFailure = false
         var when = RunCondition.success
+        var logProblem: String?
         let read = reader.object(JobMember.names) { name, reader in
             switch name {
             case .jobID: jobID = reader.string()
@@ -93,6 +94,7 @@ extension RecordJSON {
             case .when:
                 guard let value = reader.string().flatMap(RunCondition.init(rawValue:)) else { return false }
                 when = value
+            case .logProblem: logProblem = reader.string()
             }
             return true
         }
@@ -106,6 +108,7 @@ extension RecordJSON {
         record.waitingSince = waitingSince
         record.allowFailure = allowFailure
         record.when = when
+        record.logProblem = logProblem
         return record
     }
 }
@@ -127,6 +130,7 @@ extension RecordJSON {
         var pid: Int32?
         var pidStartTime: UInt64?
         var logPath: String?
+        var logProblem: String?
         let read = reader.object(AttemptMember.names) { name, reader in
             switch name {
             case .jobID: jobID = reader.string()
@@ -147,6 +151,7 @@ extension RecordJSON {
                 guard let value = reader.integer().flatMap({ UInt64(exactly: $0) }) else { return false }
                 pidStartTime = value
             case .logPath: logPath = reader.string()
+            case .logProblem: logProblem = reader.string()
             }
             return true
         }
@@ -154,7 +159,7 @@ extension RecordJSON {
         return AttemptRecord(
             jobID: jobID, occurrence: occurrence, number: number, outcome: outcome, startedAt: startedAt,
             finishedAt: finishedAt, exitCode: exitCode, signal: signal, reason: reason, pid: pid,
-            pidStartTime: pidStartTime, logPath: logPath)
+            pidStartTime: pidStartTime, logPath: logPath, logProblem: logProblem)
     }
 }
 
@@ -184,7 +189,7 @@ extension RecordJSON {
 /// The members of a stored attempt record, in the order `RecordJSON.encode` writes them.
 private enum AttemptMember: CaseIterable {
     case jobID, occurrence, number, outcome, startedAt, finishedAt, exitCode, signal, reason, pid
-    case pidStartTime, logPath
+    case pidStartTime, logPath, logProblem
 
     static let names = JSONMembers<AttemptMember>()
 }
@@ -194,7 +199,7 @@ private enum AttemptMember: CaseIterable {
 enum JobMember: CaseIterable {
     case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
     case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
-    case allowFailure, when
+    case allowFailure, when, logProblem
 
     static let names = JSONMembers<JobMember>()
 }

@@ -84,6 +84,10 @@ extension RecordJSON {
                 RunCondition(rawValue: String(decoding: words, as: UTF8.self)) != nil
             else { return nil }
         }
+        if row.literal(#","logProblem":"#) {
+            guard let text = row.plainString() else { return nil }
+            progress.logProblem = String(decoding: text, as: UTF8.self)
+        }
         guard row.literal("}"), row.index == bytes.count else { return nil }
         return progress
     }

@@ -59,6 +59,7 @@ enum RecordJSON {
         row.member(raw: #","waitingSince":"#, job.waitingSince)
         if job.allowFailure { row.raw(#","allowFailure":true"#) }
         if job.when != .success { row.member(raw: #","when":"#, job.when.rawValue) }
+        row.member(raw: #","logProblem":"#, job.logProblem)
         row.raw("}")
     }
 
@@ -79,6 +80,7 @@ enum RecordJSON {
         row.member(raw: #","pid":"#, attempt.pid)
         row.member(raw: #","pidStartTime":"#, attempt.pidStartTime)
         row.member(raw: #","logPath":"#, attempt.logPath)
+        row.member(raw: #","logProblem":"#, attempt.logProblem)
         row.raw("}")
     }
 
@@ -119,6 +121,7 @@ enum RecordJSON {
         writer.member("lastRunID", schedule.lastRunID)
         writer.member("lastScheduled", schedule.lastScheduled)
         writer.member("nextDue", schedule.nextDue)
+        writer.member("overlap", schedule.overlap?.rawValue)
         writer.member("queued", schedule.queued)
         writer.member("schedule", schedule.schedule)
         writer.key("triggered")

@@ -78,7 +78,8 @@ public final class DirectoryLock: RunnerLockHold {
         var held = stat()
         var current = stat()
         guard fstat(fd, &held) == 0 else { return }
-        guard stat(directory.path, &current) == 0, current.st_ino == held.st_ino, current.st_dev == held.st_dev
+        guard stat(directory.path, &current) == 0, current.st_ino == held.st_ino,
+            current.st_dev == held.st_dev
         else {
             throw StoreError(
                 .unusable,

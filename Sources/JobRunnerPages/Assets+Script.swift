@@ -65,7 +65,8 @@ extension Assets {
             "blocked", "cancelled", "interrupted", "disabled", "suspended", "resumed", "output",
             "run-finished", "notify-started", "notify-succeeded", "notify-failed",
             // The store's own changes, which SPEC 5.10 does not name.
-            "run", "current-run", "jobs-opened", "schedule", "request", "request-taken", "run-deleted", "missed",
+            "run", "pipeline", "current-run", "jobs-opened", "schedule", "request", "request-taken", "answer",
+            "run-deleted", "missed",
             "message"];
           if (window.EventSource) {
             var source = new EventSource("/events");

@@ -49,13 +49,19 @@ struct AttemptPage {
             html.raw("</p>")
             navigation(into: &html)
             html.raw("<p class=\"log-head\">")
+            if let problem = attempt.logProblem {
+                // A log a full disk swallowed is said, never shown as an empty one.
+                html.raw("<span class=\"notice\">")
+                html.text("This attempt's \(problem.replacingOccurrences(of: "its log", with: "log")). ")
+                html.raw("</span>")
+            }
             if tail.start > 0 {
                 html.raw("<span class=\"notice\">")
                 html.text(
                     "The log is \(Words.bytes(tail.size)); this shows its last \(Words.bytes(tail.size - tail.start)). "
                 )
                 html.raw("</span>")
-            } else if tail.size == 0 {
+            } else if tail.size == 0 && attempt.logProblem == nil {
                 html.raw("<span class=\"muted\">")
                 html.text(
                     attempt.outcome == nil

@@ -18,6 +18,26 @@ struct HTML {
         Self.escape(value, into: &text)
     }
 
+    /// Appends words as the command line says them, escaped, each `` `span` `` between backticks
+    /// set as `<code>` (the backticks dropped), as a terminal reader reads them.
+    mutating func prose(_ value: some StringProtocol) {
+        let parts = value.split(separator: "`", omittingEmptySubsequences: false)
+        // An odd number of backticks: the last one is text.
+        let paired = parts.count % 2 == 1 ? parts.count : parts.count - 1
+        for (index, part) in parts.enumerated() {
+            if index >= paired {
+                text += "`"
+                text(part)
+            } else if index % 2 == 1 {
+                text += "<code>"
+                text(part)
+                text += "</code>"
+            } else {
+                text(part)
+            }
+        }
+    }
+
     /// Appends `<tag attributes>text</tag>`, the text escaped.
     mutating func element(_ tag: String, _ content: some StringProtocol, class name: String? = nil) {
         text += "<" + tag

@@ -8,17 +8,32 @@ struct HistoryPage {
     let job: String?
     let state: String?
     let page: Int
+    /// The page the address asked for, when it was beyond the last one (this is the last).
+    var asked: Int?
 
     /// The run states a filter offers.
     static let states: [RunState] = [.running, .stopped, .succeeded, .failed, .skipped, .missed]
 
     func render() async throws(StoreError) -> String {
         let found = try await model.runsPage(job: job, state: state, page: page, perPage: Pages.runsPerPage)
+        let pages = max(1, (found.total + Pages.runsPerPage - 1) / Pages.runsPerPage)
+        if page > pages {
+            // Beyond the last page (an old link, a typed number): the last one, saying so.
+            var last = HistoryPage(model: model, context: context, job: job, state: state, page: pages)
+            last.asked = page
+            return try await last.render()
+        }
         let schedules = try await model.schedules()
         return context.document(title: "Runs") { html in
             html.raw("<h1>Runs</h1>")
             filters(periodic: schedules.keys.sorted(), into: &html)
-            let pages = max(1, (found.total + Pages.runsPerPage - 1) / Pages.runsPerPage)
+            if let asked {
+                html.raw("<p class=\"notice\">")
+                html.text(
+                    "There is no page \(asked): the history has \(pages) page\(pages == 1 ? "" : "s"); this is the last."
+                )
+                html.raw("</p>")
+            }
             html.raw("<p class=\"muted\">")
             html.text(summary(total: found.total, pages: pages))
             html.raw("</p>")

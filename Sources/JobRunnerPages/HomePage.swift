@@ -27,7 +27,7 @@ struct HomePage {
             html.raw("<h1>Overview</h1>")
             runner(runnerPID, into: &html)
             if runs.isEmpty {
-                html.raw("<p class=\"empty\">No runs yet. `jobrunner run` starts one.</p>")
+                html.raw("<p class=\"empty\">No runs yet. <code>jobrunner run</code> starts one.</p>")
             }
             underWay(runs, current: current, into: &html)
             if let current { counts(current, into: &html) }
@@ -44,7 +44,7 @@ struct HomePage {
         if let pid {
             html.text("A runner works on this state directory (pid \(pid)).")
         } else {
-            html.text(
+            html.prose(
                 "No runner is serving this state directory: nothing runs until `jobrunner run` or `jobrunner serve` starts."
             )
         }
@@ -235,7 +235,7 @@ struct HomePage {
                     Paths.runPage(current.run.id) + "#" + Paths.anchor(job.record.jobID), job.record.jobID,
                     into: &html)
                 html.raw(" <span class=\"muted\">")
-                html.text(Words.detail(of: job, states: states, now: context.now))
+                html.prose(Words.detail(of: job, states: states, now: context.now))
                 html.raw("</span></li>")
             }
             html.raw("</ul>")

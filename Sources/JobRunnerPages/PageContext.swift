@@ -60,6 +60,13 @@ struct PageContext {
             html.raw("-")
             return
         }
+        if report {
+            // A file read later, anywhere: the date in full, nothing relative to when it was written.
+            html.raw("<time datetime=\"" + Words.iso(date) + "\">")
+            html.text(Words.date(date))
+            html.raw("</time>")
+            return
+        }
         html.raw("<time datetime=\"" + Words.iso(date) + "\" title=\"")
         html.text(Words.relative(date, now: now))
         html.raw("\">")
@@ -112,13 +119,13 @@ struct PageContext {
             if settings.readOnly { html.raw("<span class=\"muted\">read-only</span>") }
         } else {
             html.raw("<span class=\"muted\">report written ")
-            html.text(Words.moment(now, now: now))
+            html.text(Words.date(now))
             html.raw("</span>")
         }
         html.raw("</header><main id=\"main\">")
         if let message = settings.message, !message.isEmpty, !report {
             html.raw("<p class=\"notice\" role=\"status\">")
-            html.text(message)
+            html.prose(message)
             html.raw("</p>")
         }
         body(&html)

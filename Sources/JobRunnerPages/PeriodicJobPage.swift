@@ -76,9 +76,10 @@ struct PeriodicJobPage {
         context.time(record.anchor, into: &html)
         html.raw("</dd></dl>")
         if context.actions {
-            html.raw("<p>")
+            // A form is no phrasing content: not inside a <p>.
+            html.raw("<div class=\"actions\">")
             context.actionForm(Paths.trigger(jobID), label: "Trigger now", into: &html)
-            html.raw("</p>")
+            html.raw("</div>")
         }
     }
 
@@ -98,7 +99,7 @@ struct PeriodicJobPage {
             html.text(Words.took(run))
             html.raw("</td><td class=\"wrap\">")
             switch run.state {
-            case .skipped: html.text("the previous occurrence still ran (overlap: skip)")
+            case .skipped: html.prose("the previous occurrence still ran (`overlap: skip`)")
             case .missed: html.text("missed while no runner was up")
             default: html.text(Words.counts(counts[run.id] ?? [:]))
             }

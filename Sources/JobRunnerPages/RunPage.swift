@@ -19,7 +19,7 @@ struct RunPage {
             heading(into: &html)
             if let words = Words.withoutAttempt(run, now: context.now), detail.snapshot.jobs.isEmpty {
                 html.raw("<p class=\"notice\">")
-                html.text(words)
+                html.prose(words)
                 html.raw("</p>")
             }
             counts(into: &html)
@@ -139,7 +139,7 @@ struct RunPage {
         html.raw("<span class=\"actions\">")
         actions(for: record, into: &html)
         html.raw("</span></header><p class=\"detail\">")
-        html.text(Words.detail(of: job, states: states, now: context.now))
+        html.prose(Words.detail(of: job, states: states, now: context.now))
         html.raw("</p><p class=\"meta\">pipeline ")
         html.text(record.pipeline)
         let of = record.maxAttempts.map { " of \($0)" } ?? ""

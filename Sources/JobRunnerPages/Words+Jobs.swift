@@ -63,18 +63,7 @@ extension Words {
     /// For a skipped or missed occurrence, which has no job, attempt or log: what became of it
     /// (as `status` and `logs` say).
     static func withoutAttempt(_ run: RunRecord, now: Date) -> String? {
-        guard let job = run.occurrenceOf else { return nil }
-        let due = run.scheduledAt.map { " (due \(moment($0, now: now)))" } ?? ""
-        switch run.state {
-        case .skipped:
-            return
-                "occurrence \(run.id) of \(job)\(due) was skipped: it fell due while the last occurrence still ran (`overlap: skip`), so it has no attempt and no log"
-        case .missed:
-            return
-                "occurrence \(run.id) of \(job)\(due) was missed: it fell due while no runner was up and `catchUp` did not run it, so it has no attempt and no log"
-        default:
-            return nil
-        }
+        run.withoutAttemptWords { moment($0, now: now) }
     }
 
     /// `3/4 running`, `∞` for no limit, as `status` says.

@@ -28,6 +28,14 @@ enum Words {
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) " + clock(date)
     }
 
+    /// `2026-11-21 10:04:31`, local time, whatever the day.
+    static func date(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) " + clock(date)
+    }
+
     /// `1.2s`, `3m04s`, `2h01m`.
     static func elapsed(_ seconds: Double) -> String {
         if seconds < 60 { return String(format: "%.1fs", max(0, seconds)) }

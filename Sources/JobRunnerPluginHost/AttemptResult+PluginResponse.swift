@@ -18,7 +18,12 @@ extension AttemptResult {
             return
         }
         let outputs = decoded.outputs ?? [:]
-        let message = decoded.message ?? ""
+        let size = AttemptResult.size(of: outputs)
+        guard size <= AttemptResult.outputLimit else {
+            self.init(.refused(.pluginOutputsTooLarge(written: size, limit: AttemptResult.outputLimit)))
+            return
+        }
+        let message = PluginLimits.message(decoded.message ?? "")
         switch decoded.status {
         case .succeeded:
             self.init(.succeeded, outputs: outputs)

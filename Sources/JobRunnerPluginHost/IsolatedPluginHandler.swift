@@ -55,6 +55,8 @@ public struct IsolatedPluginHandler: JobHandler {
                 "JOBRUNNER_ATTEMPT": String(request.attempt),
             ],
             request.logPath, Teardown(job: request.job), request.onSpawn)
+        // The child wrote the handler's output straight into the log: capped now (SPEC 5.2).
+        LogCap.cap(request.logPath)
         switch exit {
         case .exited(0, let output) where output.count > PluginLimits.responseBytes:
             return AttemptResult(.refused(.responseTooLarge(claimed: nil, limit: PluginLimits.responseBytes)))

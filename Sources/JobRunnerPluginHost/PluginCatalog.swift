@@ -103,17 +103,43 @@ public final class PluginCatalog: Sendable {
         }
     }
 
-    /// Asks plugin `name` each of `checks` where the plugin's calls run: in a child process
-    /// for a catalog with a prober, else here.
-    func checkApart(_ name: String, _ checks: [PluginParameterCheck]) -> Result<[String?], PluginLoadError> {
-        guard !checks.isEmpty else { return .success([]) }
+    /// Asks plugin `name` each of `checks` where a crash costs nothing: in a child process for
+    /// a catalog with a prober, else here (the child side, and tests of loading itself). One
+    /// answer per check: its verdict (nil: suitable), or why it could not be had.
+    ///
+    /// The checks go to one child together; when that child crashes or exits without an
+    /// answer, they are asked again by halves, so the check at fault is the one blamed (a few
+    /// more children per bad check). A check that hangs is not looked for that way, each half
+    /// would cost the time limit again: every check of that child is blamed.
+    func checkApart(_ name: String, _ checks: [PluginParameterCheck]) -> [Result<String?, PluginLoadError>] {
+        guard !checks.isEmpty else { return [] }
         guard prober != nil else {
-            return plugin(name).map { plugin in
-                checks.map { plugin.check(handler: $0.handler, parameters: Array($0.parameters.utf8)) }
+            switch plugin(name) {
+            case .failure(let error): return checks.map { _ in .failure(error) }
+            case .success(let plugin):
+                return checks.map {
+                    .success(plugin.check(handler: $0.handler, parameters: Array($0.parameters.utf8)))
+                }
             }
         }
-        return describe(name).flatMap { description in
-            probe(name, description.path, checks: checks).map(\.verdicts)
+        let path: String
+        switch describe(name) {
+        case .failure(let error): return checks.map { _ in .failure(error) }
+        case .success(let description): path = description.path
+        }
+        return checkInChildren(name, path, checks[...])
+    }
+
+    private func checkInChildren(
+        _ name: String, _ path: String, _ checks: ArraySlice<PluginParameterCheck>
+    ) -> [Result<String?, PluginLoadError>] {
+        switch probe(name, path, checks: Array(checks)) {
+        case .success(let answer): return answer.verdicts.map { .success($0) }
+        case .failure(.checkCrashed(_, _, _, nil, _)) where checks.count > 1:
+            let middle = checks.startIndex + checks.count / 2
+            return checkInChildren(name, path, checks[..<middle])
+                + checkInChildren(name, path, checks[middle...])
+        case .failure(let error): return checks.map { _ in .failure(error) }
         }
     }
 

@@ -17,6 +17,21 @@ public enum PluginLimits {
     public static let textBytes = 64 << 10
     /// The most handlers a descriptor may list.
     public static let handlers = 4096
+    /// The longest message of a response kept, in bytes: the message is a job's reason, one line
+    /// of progress, `status`, events and the store. A longer one is cut, and says so.
+    public static let messageBytes = 4 << 10
+
+    /// `message`, cut to ``messageBytes`` (at a character's start) with a note of how much went.
+    static func message(_ message: String) -> String {
+        let bytes = message.utf8
+        guard bytes.count > messageBytes else { return message }
+        var end = bytes.index(bytes.startIndex, offsetBy: messageBytes)
+        // Back to the first byte of a character, so the cut never splits one.
+        while end > bytes.startIndex && (bytes[end] & 0xC0) == 0x80 { end = bytes.index(before: end) }
+        let kept = bytes.distance(from: bytes.startIndex, to: end)
+        return String(decoding: bytes[..<end], as: UTF8.self)
+            + " [jobrunner: \(bytes.count - kept) more bytes of the plugin's message cut]"
+    }
 
     /// "16 MiB", "64 KiB": a limit as people read it.
     static func describe(bytes: Int) -> String {

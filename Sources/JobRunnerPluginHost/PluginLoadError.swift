@@ -23,6 +23,10 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
     case loadTimedOut(plugin: String, path: String, seconds: Double)
     /// The child process that loaded the library to describe it gave no description.
     case cannotDescribe(plugin: String, path: String, reason: String)
+    /// The plugin's parameter check (`check_parameters`), asked in a child process, crashed it
+    /// (`signal`), kept it past `seconds` (`signal` nil), or ended it without an answer
+    /// (`reason`, e.g. a call of `exit`).
+    case checkCrashed(plugin: String, path: String, signal: Int32?, seconds: Double?, reason: String?)
 
     /// The library's path; empty when none was found.
     public var path: String {
@@ -31,7 +35,7 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
         case .cannotOpen(_, let path, _), .missingSymbol(_, let path), .abiMismatch(_, let path, _),
             .swiftMismatch(_, let path, _, _), .nameMismatch(_, let path, _), .badDescriptor(_, let path, _),
             .crashedWhileLoading(_, let path, _), .loadTimedOut(_, let path, _),
-            .cannotDescribe(_, let path, _):
+            .cannotDescribe(_, let path, _), .checkCrashed(_, let path, _, _, _):
             return path
         }
     }
@@ -76,6 +80,19 @@ public enum PluginLoadError: Error, Sendable, Equatable, Codable, CustomStringCo
                 + "check the library's constructors for one that never returns"
         case .cannotDescribe(let plugin, let path, let reason):
             return "plugin \(VisibleText.quoted(plugin)) (\(path)) could not be described: \(reason)"
+        case .checkCrashed(let plugin, let path, let signal, let seconds, let reason):
+            let how: String
+            if let signal {
+                how = "crashed (\(AttemptEnd.describe(signal: signal)))"
+            } else if let seconds {
+                how = "was still running after \(Self.format(seconds)) and was stopped"
+            } else {
+                how = "ended its process without an answer" + (reason.map { " (\($0))" } ?? "")
+            }
+            return
+                "plugin \(VisibleText.quoted(plugin)) (\(path)): its check of the job's with: parameters "
+                + "(check_parameters) \(how) in a separate process; jobrunner did not run it in this "
+                + "process; fix the plugin's check, which must return a verdict, never crash, loop or exit"
         }
     }
 

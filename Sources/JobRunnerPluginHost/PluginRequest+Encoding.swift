@@ -8,7 +8,11 @@ extension PluginRequest where Parameters == JSONValue {
         self.init(
             handler: handler, job: attempt.job.id, run: attempt.runID, attempt: attempt.attempt,
             parameters: .object(attempt.job.parameters), needs: attempt.neededOutputs, log: attempt.logPath,
-            workdir: attempt.job.workingDirectory)
+            workdir: attempt.job.workingDirectory,
+            notify: attempt.notification.map {
+                PluginNotification(
+                    run: $0.run, state: $0.state, job: $0.job, failed: $0.failed, summary: $0.summary)
+            })
     }
 
     /// The request's JSON, as `JSONEncoder` would write it but members in key order, written
@@ -28,6 +32,16 @@ extension PluginRequest where Parameters == JSONValue {
             writer.member(neededJob, needs[neededJob] ?? [:])
         }
         writer.endObject()
+        if let notify {
+            writer.key("notify")
+            writer.beginObject()
+            writer.member("failed", notify.failed)
+            writer.member("job", notify.job)
+            writer.member("run", notify.run)
+            writer.member("state", notify.state)
+            writer.member("summary", notify.summary)
+            writer.endObject()
+        }
         writer.member("parameters", parameters)
         writer.member("run", run)
         writer.member("workdir", workdir)

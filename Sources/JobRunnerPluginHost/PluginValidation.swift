@@ -6,10 +6,14 @@ import JobRunnerJSON
 public struct PluginProblem: Sendable, Hashable {
     public var location: SourceLocation
     public var message: String
+    /// The key of `with:` the problem is about, when the plugin named one (`unknown parameter
+    /// 'KEY'`): its line is a better place than the map's, which ``location`` is.
+    public var parameter: String?
 
-    public init(location: SourceLocation, message: String) {
+    public init(location: SourceLocation, message: String, parameter: String? = nil) {
         self.location = location
         self.message = message
+        self.parameter = parameter
     }
 }
 
@@ -17,30 +21,23 @@ extension PluginCatalog {
     /// Describes the plugin of every plugin job and checks its handler and `with:` parameters;
     /// returns every problem, each at the line it concerns.
     ///
-    /// The parameters of an `isolation: process` job are checked where its calls will run, in a
-    /// child process (one per plugin); an `inprocess` job's plugin is loaded here, as its calls
-    /// will be.
+    /// The parameters are checked where a crash costs nothing: with a prober, in a child process
+    /// (one per plugin, given the prober's time limit), whatever the job's isolation. A check
+    /// that crashes, hangs or exits is a problem at each job it concerns, not the end of this
+    /// process: an `inprocess` job's plugin is loaded here only to run its calls.
     public func problems(in workload: Workload) -> [PluginProblem] {
         var problems: [PluginProblem] = []
-        // Jobs that share a handler and parameters (thousands of `noop.ok`, say) are checked once.
-        var verdicts: [Placed: String?] = [:]
-        // The checks of process-isolated jobs, per plugin, asked at the end in one child each.
+        // The checks, per plugin, asked at the end in one child each.
         var apart: [String: [(check: PluginParameterCheck, job: JobDefinition)]] = [:]
         // The job before, when it was a plugin job with a known handler: most jobs of a large
-        // file are like the one before them, and take its plugin, check and verdict as they are.
+        // file are like the one before them, and take its plugin and check as they are.
         var previous: Previous?
         for index in workload.jobs.indices {
             guard case .plugin(let name, let handler) = workload.jobs[index].handler else { continue }
-            let isolation = workload.jobs[index].isolation
             if let same = previous, same.plugin == name, same.check.handler == handler,
-                same.parameters == workload.jobs[index].parameters,
-                (same.isolation == .inprocess) == (isolation == .inprocess)
+                same.parameters == workload.jobs[index].parameters
             {
-                if isolation != .inprocess {
-                    apart[name, default: []].append((same.check, workload.jobs[index]))
-                } else if let verdict = same.verdict {
-                    problems.append(Self.unsuitable(workload.jobs[index], name, handler, verdict))
-                }
+                apart[name, default: []].append((same.check, workload.jobs[index]))
                 continue
             }
             previous = nil
@@ -63,58 +60,32 @@ extension PluginCatalog {
             parameters.value(.object(job.parameters))
             let check = PluginParameterCheck(
                 handler: handler, parameters: String(decoding: parameters.bytes, as: UTF8.self))
-            switch job.isolation {
-            case .process, .processPerAttempt:
-                apart[name, default: []].append((check, job))
-                previous = Previous(
-                    plugin: name, check: check, parameters: job.parameters, isolation: isolation, verdict: nil
-                )
-            case .inprocess:
-                let key = Placed(plugin: name, check: check)
-                let verdict: String?
-                if let known = verdicts[key] {
-                    verdict = known
-                } else {
-                    switch plugin(name) {
-                    case .failure(let error):
-                        problems.append(
-                            PluginProblem(
-                                location: at, message: "job \(VisibleText.quoted(job.id)): \(error)"))
-                        continue
-                    case .success(let plugin):
-                        verdict = plugin.check(handler: handler, parameters: parameters.bytes)
-                    }
-                }
-                verdicts[key] = verdict
-                if let verdict { problems.append(Self.unsuitable(job, name, handler, verdict)) }
-                previous = Previous(
-                    plugin: name, check: check, parameters: job.parameters, isolation: isolation,
-                    verdict: verdict)
-            }
+            apart[name, default: []].append((check, job))
+            previous = Previous(plugin: name, check: check, parameters: job.parameters)
         }
         for (name, asked) in apart.sorted(by: { $0.key < $1.key }) {
             var unique: [PluginParameterCheck] = []
             var seen = Set<PluginParameterCheck>()
             for (check, _) in asked where seen.insert(check).inserted { unique.append(check) }
-            switch checkApart(name, unique) {
-            case .failure(let error):
-                for (_, job) in asked {
-                    let at = job.pluginLocations?.plugin ?? job.location
-                    problems.append(
-                        PluginProblem(location: at, message: "job \(VisibleText.quoted(job.id)): \(error)"))
+            let answers = checkApart(name, unique)
+            let byCheck = Dictionary(zip(unique, answers), uniquingKeysWith: { first, _ in first })
+            for (check, job) in asked {
+                guard case .plugin(_, let handler) = job.handler, let answer = byCheck[check] else {
+                    continue
                 }
-            case .success(let answers):
-                let byCheck = Dictionary(zip(unique, answers), uniquingKeysWith: { first, _ in first })
-                for (check, job) in asked {
-                    guard case .plugin(_, let handler) = job.handler, let verdict = byCheck[check] ?? nil
-                    else {
-                        continue
-                    }
-                    problems.append(Self.unsuitable(job, name, handler, verdict))
+                switch answer {
+                case .success(nil): continue
+                case .success(let verdict?): problems += Self.unsuitable(job, name, handler, verdict)
+                case .failure(let error):
+                    problems.append(
+                        PluginProblem(
+                            location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin
+                                ?? job.location,
+                            message: "job \(VisibleText.quoted(job.id)): \(error)"))
                 }
             }
         }
-        return problems
+        return problems + hookProblems(in: workload)
     }
 
     private static func unknown(_ handler: String, of plugin: PluginDescription, job: JobDefinition) -> String
@@ -130,11 +101,29 @@ extension PluginCatalog {
     }
 
     private static func unsuitable(_ job: JobDefinition, _ name: String, _ handler: String, _ message: String)
-        -> PluginProblem
+        -> [PluginProblem]
     {
-        PluginProblem(
-            location: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location,
-            message: "job \(VisibleText.quoted(job.id)): with: does not suit \(name).\(handler): \(message)")
+        verdictProblems(
+            message, who: "job \(VisibleText.quoted(job.id))",
+            at: job.pluginLocations?.parameters ?? job.pluginLocations?.plugin ?? job.location, plugin: name,
+            handler: handler)
+    }
+
+    /// A problem per line of a plugin's answer about `with:`; a line about one key (`unknown
+    /// parameter 'KEY'`, the convention of `jobrunner_plugin.h`) names it.
+    static func verdictProblems(
+        _ verdict: String, who: String, at: SourceLocation, plugin: String, handler: String
+    ) -> [PluginProblem] {
+        let lead = "unknown parameter '"
+        return verdict.split(separator: "\n", omittingEmptySubsequences: true).map { line in
+            var parameter: String?
+            if line.hasPrefix(lead), let end = line.dropFirst(lead.count).firstIndex(of: "'") {
+                parameter = String(line[line.index(line.startIndex, offsetBy: lead.count)..<end])
+            }
+            return PluginProblem(
+                location: at, message: "\(who): with: does not suit \(plugin).\(handler): \(line)",
+                parameter: parameter)
+        }
     }
 }
 
@@ -143,13 +132,4 @@ private struct Previous {
     let plugin: String
     let check: PluginParameterCheck
     let parameters: [String: JSONValue]
-    let isolation: Isolation
-    /// For an in-process job: the plugin's verdict on its parameters.
-    let verdict: String?
-}
-
-/// One `check_parameters` question to a plugin.
-private struct Placed: Hashable {
-    let plugin: String
-    let check: PluginParameterCheck
 }

@@ -23,9 +23,12 @@ public struct PooledPluginHandler: JobHandler {
         case .success(let target): (plugin, handler) = target
         case .failure(let failure): return AttemptResult(failure.end)
         }
-        return await pool.call(
+        let result = await pool.call(
             library: plugin.path, plugin: plugin.name,
             request: PluginRequest(attempt: request, handler: handler).jsonBytes,
             teardown: Teardown(job: request.job))
+        // The worker wrote the handler's output straight into the log: capped now (SPEC 5.2).
+        LogCap.cap(request.logPath)
+        return result
     }
 }

@@ -64,6 +64,9 @@ struct BatchRows {
             attempts = attempts.filter { $0.key.job.run != runID }
             outputs = outputs.filter { $0.key.run != runID }
             requests = requests.filter { $0.key.run != runID }
+        case .recordEvents, .recordAnswers:
+            // No row of their own: kept only among the commit's events (added above).
+            break
         }
     }
 

@@ -6,7 +6,9 @@ import JobRunnerCore
 /// `$JOBRUNNER_OUTPUT`, and `skip=REASON` / `retry-after=DURATION` in `$JOBRUNNER_CONTROL`.
 struct AttemptFiles {
     /// At most this much output text per job (SPEC 5.7).
-    static let outputLimit = 1 << 20
+    static let outputLimit = AttemptResult.outputLimit
+    /// At most this much in the control file: a few short lines.
+    static let controlLimit = 64 << 10
 
     let outputPath: String
     let controlPath: String
@@ -59,11 +61,14 @@ struct AttemptFiles {
     enum OutputsError: Error, CustomStringConvertible {
         case tooLarge(Int)
         case malformed(line: Int, text: String)
+        /// The control file is larger than ``AttemptFiles/controlLimit``: at least this many bytes.
+        case controlTooLarge(Int)
 
-        /// Why the attempt's outputs are refused.
+        /// Why the attempt's outputs (or its control file) are refused.
         var refusal: AttemptEnd.Refusal {
             switch self {
             case .tooLarge(let size): .outputsTooLarge(written: size, limit: AttemptFiles.outputLimit)
+            case .controlTooLarge(let size): .controlTooLarge(written: size, limit: AttemptFiles.controlLimit)
             case .malformed(let line, let text): .malformedOutput(line: line, text: text)
             }
         }
@@ -95,11 +100,17 @@ struct AttemptFiles {
     }
 
     /// What the control file asks for; unknown lines are ignored. A `retry-after=` line whose
-    /// value is no duration is ignored too, and said in `ignored`, for the attempt's log.
-    mutating func readControl() -> (skip: String?, retryAfter: Duration?, ignored: [String]) {
-        guard case .success(let read) = Self.read(controlPath, limit: 64 << 10, missing: &controlMissing),
-            let data = read
-        else { return (nil, nil, []) }
+    /// value is no duration is ignored too, and said in `ignored`, for the attempt's log. A file
+    /// larger than ``controlLimit`` is not read: `tooLarge` says so (at least that many bytes),
+    /// and the caller refuses the attempt or says so in its log, never passing it as absent.
+    mutating func readControl() -> (skip: String?, retryAfter: Duration?, ignored: [String], tooLarge: Int?) {
+        let data: [UInt8]
+        switch Self.read(controlPath, limit: Self.controlLimit, missing: &controlMissing) {
+        case .failure(.tooLarge(let size)), .failure(.controlTooLarge(let size)):
+            return (nil, nil, [OutputsError.controlTooLarge(size).description], size)
+        case .failure, .success(nil): return (nil, nil, [], nil)
+        case .success(let bytes?): data = bytes
+        }
         var skip: String?
         var retryAfter: Duration?
         var ignored: [String] = []
@@ -119,7 +130,7 @@ struct AttemptFiles {
                 }
             }
         }
-        return (skip, retryAfter, ignored)
+        return (skip, retryAfter, ignored, nil)
     }
 
     /// Removes both files once their contents are read, but for those a read found missing

@@ -35,6 +35,19 @@ public final class CappedLog: Sendable {
     /// Why the file could not be opened, if it could not; output is then dropped.
     public var openError: String? { state.withLock { $0.openError } }
 
+    /// What was lost, once ``finish()`` has written all it could: nil when every byte kept
+    /// reached the file, else the words for the attempt's record, e.g. `its log could not be
+    /// written: No space left on device (4096 bytes lost)`. A log that could not be written
+    /// must never pass as one of an attempt that printed nothing.
+    public var problem: String? {
+        state.withLock { state in
+            guard state.lost > 0 else { return nil }
+            let error = state.writeError ?? state.openErrno ?? "unknown error"
+            return
+                "its log could not be written: \(error) (\(state.lost) byte\(state.lost == 1 ? "" : "s") lost)"
+        }
+    }
+
     /// Adds output bytes.
     public func append(_ bytes: UnsafeRawBufferPointer) {
         state.withLock { state in
@@ -61,6 +74,21 @@ public final class CappedLog: Sendable {
         }
     }
 
+    /// Makes the missing directories above `path`, each owner only (`0700`) whatever the umask,
+    /// like every directory of the state directory (SPEC 3.1): a run's and a job's log folder.
+    public static func makeDirectories(for path: String) {
+        var missing: [String] = []
+        var directory = (path as NSString).deletingLastPathComponent
+        var info = stat()
+        while !directory.isEmpty, directory != "/", stat(directory, &info) != 0, errno == ENOENT {
+            missing.append(directory)
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+        for directory in missing.reversed() where mkdir(directory, 0o700) == 0 {
+            chmod(directory, 0o700)
+        }
+    }
+
     private struct State {
         let path: String
         let headLimit: Int
@@ -73,6 +101,10 @@ public final class CappedLog: Sendable {
         var tailStart = 0
         var cut = 0
         var finished = false
+        /// The bytes that should have reached the file and did not, and why (the first error).
+        var lost = 0
+        var writeError: String?
+        var openErrno: String?
         /// Secrets not yet masked because they may continue in the next append.
         var masking: MaskingStream?
 
@@ -90,13 +122,13 @@ public final class CappedLog: Sendable {
             fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             if fd < 0 && errno == ENOENT {
                 // First output of this job: make its directory (and the run's).
-                let directory = (path as NSString).deletingLastPathComponent
-                try? FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700])
+                CappedLog.makeDirectories(for: path)
                 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             }
-            if fd < 0 { openError = "cannot write \(path): \(String(cString: strerror(errno)))" }
+            if fd < 0 {
+                openErrno = String(cString: strerror(errno))
+                openError = "cannot write \(path): \(openErrno ?? "")"
+            }
             return fd >= 0
         }
 
@@ -151,17 +183,23 @@ public final class CappedLog: Sendable {
         }
 
         private static func note(cut: Int, limit: Int) -> [UInt8] {
-            Array(
-                "\n[jobrunner: \(cut) bytes of output cut here to keep the log within \(limit) bytes]\n".utf8)
+            LogCap.note(cut: cut, limit: limit)
         }
 
         private mutating func writeAll(_ bytes: UnsafeRawBufferPointer) {
-            guard !bytes.isEmpty, ensureOpen() else { return }
+            guard !bytes.isEmpty else { return }
+            guard ensureOpen() else {
+                lost += bytes.count
+                return
+            }
             var offset = 0
             while offset < bytes.count {
                 let result = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
                 if result < 0 {
                     if errno == EINTR { continue }
+                    // A full disk (ENOSPC), a quota (EDQUOT), an I/O error: counted, said later.
+                    if writeError == nil { writeError = String(cString: strerror(errno)) }
+                    lost += bytes.count - offset
                     return
                 }
                 offset += result

@@ -355,11 +355,8 @@ public struct ChildProcess: Sendable {
     }
 
     private static func openForAppending(_ path: String) throws -> FileDescriptor {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try? FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
+        // Each missing folder owner only (a run's, a job's), whatever the umask.
+        CappedLog.makeDirectories(for: path)
         // Owner only, like every file of the state directory (SPEC 3.1).
         return try FileDescriptor.open(
             FilePath(path), .writeOnly, options: [.create, .append, .closeOnExec],

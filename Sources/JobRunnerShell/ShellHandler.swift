@@ -101,7 +101,20 @@ public struct ShellHandler: JobHandler {
         if !fresh { files.clear() }
         defer { files.remove() }
         let log = CappedLog(path: request.logPath, limit: logLimit, masker: secrets.masker)
-        defer { log.finish() }
+        var result = await run(
+            request, program: program, arguments: arguments, files: &files, fresh: fresh, log: log)
+        log.finish()
+        // A log that could not be written (a full disk) is said in the attempt's record.
+        result.logProblem = log.problem
+        return result
+    }
+
+    /// The attempt's process, once its files and log are ready.
+    private func run(
+        _ request: AttemptRequest, program: ChildProcess.Program, arguments: [String],
+        files: inout AttemptFiles,
+        fresh: Bool, log: CappedLog
+    ) async -> AttemptResult {
         let outputFiles: [String: String]
         do {
             outputFiles = try NeededOutputs(request.neededOutputs).writeFiles(in: files.neededDirectory)
@@ -128,6 +141,11 @@ public struct ShellHandler: JobHandler {
             return AttemptResult(stop.end)
         case .exited(0):
             let control = files.readControl()
+            if let size = control.tooLarge {
+                log.appendLine("jobrunner: \(AttemptFiles.OutputsError.controlTooLarge(size))")
+                return AttemptResult(
+                    .refused(.controlTooLarge(written: size, limit: AttemptFiles.controlLimit)), exitCode: 0)
+            }
             switch files.readOutputs() {
             case .failure(let error):
                 return AttemptResult(.refused(error.refusal), exitCode: 0)

@@ -167,8 +167,8 @@ enum PluginsKey: Int, FileKey {
 }
 
 enum NotifyKey: Int, FileKey {
-    case on, jobs, run, plugin, with, timeout, retry
-    static let names = ["on", "jobs", "run", "plugin", "with", "timeout", "retry"]
+    case on, jobs, run, plugin, with, isolation, timeout, retry
+    static let names = ["on", "jobs", "run", "plugin", "with", "isolation", "timeout", "retry"]
     static let byName = table()
 }
 

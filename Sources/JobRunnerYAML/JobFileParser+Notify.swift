@@ -2,7 +2,8 @@ import Foundation
 import JobRunnerCore
 
 extension JobFileParser {
-    /// Reads one `notify:` hook (SPEC 5.13): `on`, `jobs`, `run`, `timeout`, `retry.attempts`.
+    /// Reads one `notify:` hook (SPEC 5.13): `on`, `jobs`, `run` or `plugin` (with `with` and
+    /// `isolation`), `timeout`, `retry.attempts`.
     /// The names in `jobs:` are checked once every file's jobs are known.
     mutating func parseNotify(_ entry: Entry) -> (hook: NotifyHook, jobMarks: [(String, SourceLocation)])? {
         let name = entry.key
@@ -33,22 +34,59 @@ extension JobFileParser {
                 "notify hook \(VisibleText.quoted(name)) has both 'run' and 'plugin'; keep one of them")
             return nil
         }
+        var hook: NotifyHook
         if let plugin = keys[.plugin] {
-            reader.error(
-                plugin.keyNode,
-                "notify hook \(VisibleText.quoted(name)): plugin hooks are not supported by this build; use run: with a command"
-            )
-            return nil
+            guard let text = reader.nonEmptyString(plugin.value, what: "notify.\(name).plugin") else {
+                return nil
+            }
+            guard let parts = Self.pluginPair(text), Self.isValidName(parts.plugin),
+                Self.isValidName(parts.handler)
+            else {
+                reader.error(
+                    plugin.value,
+                    "notify.\(name).plugin must be written as <plugin>.<handler>, like mail.send, not \(VisibleText.quoted(text))"
+                )
+                return nil
+            }
+            hook = NotifyHook(
+                name: name, on: on, jobs: jobMarks?.map(\.0),
+                command: .plugin(plugin: parts.plugin, handler: parts.handler),
+                location: reader.location(entry.keyNode))
+            hook.pluginLocations = PluginLocations(plugin: reader.location(plugin.value))
+            if let node = keys[.with]?.value {
+                if reader.tree.kind(node) == .mapping, case .object(let object) = reader.json(node) {
+                    hook.parameters = object
+                    hook.pluginLocations?.parameters = reader.location(node)
+                } else if !reader.isNull(node) {
+                    reader.error(node, "notify.\(name).with must be a map of parameter names to values")
+                }
+            }
+            if let node = keys[.isolation]?.value,
+                let isolation = reader.choice(node, what: "notify.\(name).isolation", as: Isolation.self)
+            {
+                hook.isolation = isolation
+            }
+        } else {
+            guard let run = keys[.run] else {
+                reader.error(
+                    entry.keyNode,
+                    "notify hook \(VisibleText.quoted(name)) needs run: (a command) or plugin: (name.handler)"
+                )
+                return nil
+            }
+            for key in [NotifyKey.with, .isolation] {
+                if let extra = keys[key] {
+                    reader.error(
+                        extra.keyNode,
+                        "notify hook \(VisibleText.quoted(name)): \(NotifyKey.names[key.rawValue]) applies to plugin hooks only; this one runs a command"
+                    )
+                }
+            }
+            guard let command = parseRun(run.value) else { return nil }
+            hook = NotifyHook(
+                name: name, on: on, jobs: jobMarks?.map(\.0), command: command,
+                location: reader.location(entry.keyNode))
         }
-        guard let run = keys[.run] else {
-            reader.error(
-                entry.keyNode, "notify hook \(VisibleText.quoted(name)) needs run: (the command to run)")
-            return nil
-        }
-        guard let command = parseRun(run.value) else { return nil }
-        var hook = NotifyHook(
-            name: name, on: on, jobs: jobMarks?.map(\.0), command: command,
-            location: reader.location(entry.keyNode))
         if let node = keys[.timeout]?.value,
             let timeout = reader.duration(node, what: "notify.\(name).timeout", allowZero: false)
         {

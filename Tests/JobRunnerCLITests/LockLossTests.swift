@@ -41,8 +41,10 @@ import Testing
         #expect(await events.waitFor("\"job\": \"long\", \"attempt\": 1, \"event\": \"succeeded\""))
         #expect(try await workspace.statusJobs()["next"]?["reason"] as? String == "suspended")
         #expect(try await workspace.run("resume", "p").status == 0)
-        #expect(await ExitWatcher(runner).wait(atMost: .seconds(120)) == 0)
-        #expect(events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") })
+        #expect(await ExitWatcher(runner).wait() == 0)
+        #expect(
+            events.all.contains { $0.contains("\"job\": \"next\", \"attempt\": 1, \"event\": \"succeeded\"") }
+        )
     }
 
     @Test func aRunnerWhoseStateDirectoryIsDeletedStopsWithASentence() async throws {
@@ -58,13 +60,13 @@ import Testing
 
         try FileManager.default.removeItem(atPath: workspace.state)
         #expect(await errors.waitFor("was deleted or replaced while this runner worked on it"))
-        #expect(await ExitWatcher(runner).wait(atMost: .seconds(120)) == 3)
+        #expect(await ExitWatcher(runner).wait() == 3)
         // Its job was ended with it: nothing is left reading the FIFO.
         #expect(!events.all.contains { $0.contains("\"job\": \"next\"") && $0.contains("started") })
     }
 
     /// Waits for a file to exist (the runner checks once a second), looking every 20 ms.
-    private func fileAppears(_ path: String, limit: Duration = .seconds(120)) async -> Bool {
+    private func fileAppears(_ path: String, limit: Duration = TestLimits.safety) async -> Bool {
         let end = ContinuousClock.now + limit
         while ContinuousClock.now < end {
             if FileManager.default.fileExists(atPath: path) { return true }

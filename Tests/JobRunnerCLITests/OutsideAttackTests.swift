@@ -37,7 +37,7 @@ import Testing
         for command in [["status"], ["runs"], ["run", "jobs", "--progress", "none"], ["suspend", "p"]] {
             let err = Pipe()
             let process = try workspace.start(command, stderr: err)
-            let status = await ExitWatcher(process).wait(atMost: .seconds(60))
+            let status = await ExitWatcher(process).wait()
             if status == nil { process.terminate() }
             let text = String(decoding: err.fileHandleForReading.readAllBytes(), as: UTF8.self)
             #expect(status == 3, "\(command) hung or failed: \(text)")
@@ -114,7 +114,7 @@ extension OutsideAttackTests {
         let exit = ExitWatcher(runner)
         #expect(await lines.waitFor("started     l0"), "\(lines.all)")
         kill(runner.processIdentifier, SIGINT)
-        #expect(await exit.wait(atMost: .seconds(60)) == 130)
+        #expect(await exit.wait() == 130)
         let l1 = try #require(try await workspace.statusJobs()["l1"])
         #expect(l1["state"] as? String == "waiting", "\(l1)")
         #expect(l1["reason"] as? String == "slot", "\(l1)")

@@ -186,17 +186,19 @@ import Testing
             ["run", "jobs", "--progress", "none"], environment: ["JOBRUNNER_PLUGIN_WORKERS": "2"])
         let watcher = ExitWatcher(runner)
         var workers: [Int32] = []
-        for _ in 0..<600 where workers.count < 2 {
+        // Looked for until they are there (or the runner is gone), with only the suite's guard.
+        let deadline = ContinuousClock.now + TestLimits.safety
+        while workers.count < 2 && runner.isRunning && ContinuousClock.now < deadline {
             workers = Self.workers(of: runner.processIdentifier)
-            try await Task.sleep(for: .milliseconds(50))
+            if workers.count < 2 { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(workers.count == 2, "the runner started its two workers")
         kill(runner.processIdentifier, SIGKILL)
-        _ = await watcher.wait(atMost: .seconds(60))
+        _ = await watcher.wait()
         var alive = workers
-        for _ in 0..<600 where !alive.isEmpty {
+        while !alive.isEmpty && ContinuousClock.now < deadline {
             alive = alive.filter(Self.isAlive)
-            try await Task.sleep(for: .milliseconds(50))
+            if !alive.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(alive.isEmpty, "workers left running: \(alive)")
         for pid in alive { kill(pid, SIGKILL) }

@@ -13,7 +13,8 @@ import Testing
     /// awaited the text and signalled afterwards once let its `satisfy` outlive its time limit
     /// in between (`constraint t failed: timed out after 1m`).
     func send(
-        _ signal: Int32, to process: Process, when text: String, in path: String, limit: TimeInterval = 120
+        _ signal: Int32, to process: Process, when text: String, in path: String,
+        limit: TimeInterval = TestLimits.safetySeconds
     )
         async -> Bool
     {
@@ -22,7 +23,8 @@ import Testing
             Thread {
                 let deadline = Date().addingTimeInterval(limit)
                 var found = false
-                while !found && Date() < deadline {
+                // The text, or the process's end (then it never comes): the events awaited.
+                while !found && process.isRunning && Date() < deadline {
                     found = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(text)
                     if !found { usleep(20_000) }
                 }

@@ -90,6 +90,7 @@ import Testing
         ,{"id":"con","pipeline":"p","state":"waiting","reason":"constraint:disk","attempts":0,"exitCode":null,"startedAt":null,"finishedAt":null,"nextAttemptAt":null,"outputs":{}}]
         ,"pipelines":[{"name":"p","maxConcurrent":2,"suspended":0,"running":1},{"name":"q","maxConcurrent":0,"suspended":1,"running":0}]
         ,"periodic":[]
+        ,"pendingRequests":[]
         ,"runnerPID":null}
 
         """#

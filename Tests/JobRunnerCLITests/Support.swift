@@ -141,10 +141,10 @@ final class LineReader: @unchecked Sendable {
     private let changed = NSCondition()
 
     /// Blocks the calling thread (not a task) until `times` lines contain `text`; false if the
-    /// pipe closed first or after two minutes. For tests whose timing must not depend on the
+    /// pipe closed first or after ``TestLimits/safety``. For tests whose timing must not depend on the
     /// concurrency pool, which other tests may keep busy.
     func blockingWaitFor(_ text: String, times: Int) -> Bool {
-        let deadline = Date().addingTimeInterval(120)
+        let deadline = Date().addingTimeInterval(TestLimits.safetySeconds)
         changed.lock()
         defer { changed.unlock() }
         while Date() < deadline {
@@ -188,7 +188,7 @@ final class LineReader: @unchecked Sendable {
 
     /// Waits for a line containing `text`; false if the pipe closed first or if nothing matched
     /// within `limit` (a guard against a hung suite, not a timing assertion).
-    func waitFor(_ text: String, limit: Duration = .seconds(120)) async -> Bool {
+    func waitFor(_ text: String, limit: Duration = TestLimits.safety) async -> Bool {
         let id = UUID()
         let guardTask = Task { [self] in
             try await Task.sleep(for: limit)
@@ -208,7 +208,7 @@ final class LineReader: @unchecked Sendable {
 
     /// Waits until `times` lines contain `text`; false if the pipe closed first or the guard
     /// limit passed. Lines are re-read as they come, so no line is missed.
-    func waitFor(_ text: String, times: Int, limit: Duration = .seconds(120)) async -> Bool {
+    func waitFor(_ text: String, times: Int, limit: Duration = TestLimits.safety) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             let (count, isClosed) = lock.withLock { (lines.filter { $0.contains(text) }.count, closed) }
@@ -323,7 +323,7 @@ final class ExitWatcher: @unchecked Sendable {
     }
 
     /// The exit status, or nil if the process still runs after `limit`.
-    func wait(atMost limit: Duration) async -> Int32? {
+    func wait(atMost limit: Duration = TestLimits.safety) async -> Int32? {
         let timer = Task { [self] in
             try? await Task.sleep(for: limit)
             let waiting = lock.withLock { () -> CheckedContinuation<Int32?, Never>? in
@@ -355,4 +355,13 @@ func writeExecutable(_ text: String, to path: String) throws {
     try writer.run()
     writer.waitUntilExit()
     try #require(writer.terminationStatus == 0, "the script \(path) was not written")
+}
+
+/// The one limit on waits for an event (a line, a file, an exit): a guard against a hung suite,
+/// so generous that no loaded machine reaches it while the awaited thing is still coming. A
+/// test waits for the event itself, never for a fixed time.
+enum TestLimits {
+    static let safety = Duration.seconds(safetySeconds)
+    /// The same, for `Date` arithmetic.
+    static let safetySeconds: TimeInterval = 900
 }

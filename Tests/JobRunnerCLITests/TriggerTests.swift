@@ -77,6 +77,50 @@ import Testing
         _ = FileManager.default.createFile(atPath: workspace.root + "/release", contents: nil)
         #expect(await lines.waitFor("succeeded   slow", times: 2), "\(lines.all)")
         kill(serve.processIdentifier, SIGTERM)
-        #expect(await exit.wait(atMost: .seconds(60)) == 0)
+        #expect(await exit.wait() == 0)
+    }
+
+    @Test func withNoRunnerATriggerBehindAReopenedOccurrenceIsRefusedAtOnceAndStatusShowsStoredOnes()
+        async throws
+    {
+        let workspace = try Workspace(files: [
+            "jobs.yaml": """
+            jobs:
+              flaky:
+                every: 1h
+                run: test -f ../fixed
+              slow:
+                every: 1h
+                run: "true"
+            """
+        ])
+        _ = try await workspace.run("run", "jobs", "--progress", "none")
+        // `retry` with no runner reopens flaky's failed occurrence: the next runner resumes it
+        // first, and under overlap: skip would refuse a trigger then. Said now, not stored.
+        let retry = try await workspace.run("retry", "flaky")
+        #expect(retry.status == 0, "\(retry.stderr)")
+        let refused = try await workspace.run("trigger", "flaky")
+        #expect(refused.status == 1, "\(refused.stdout)")
+        #expect(refused.stderr.contains("cannot trigger flaky: occurrence "), "\(refused.stderr)")
+        #expect(refused.stderr.contains("under overlap: skip"), "\(refused.stderr)")
+        // A trigger that is stored shows in `status` until a runner takes it.
+        #expect(try await workspace.run("trigger", "slow").status == 0)
+        let status = try await workspace.run("status")
+        #expect(status.stdout.contains("pending requests (stored for the next"), "\(status.stdout)")
+        #expect(status.stdout.contains("  trigger slow, asked "), "\(status.stdout)")
+        #expect(!status.stdout.contains("trigger flaky"), "\(status.stdout)")
+        let json = try statusJSON(try await workspace.run("status", "--json").stdout)
+        let pending = try #require(json["pendingRequests"] as? [[String: Any]])
+        #expect(pending.map { $0["job"] as? String } == ["slow"])
+    }
+
+    @Test func periodicJobsAloneKeepOneEmptyRunOfOneShotJobsAcrossStarts() async throws {
+        let workspace = try Workspace(files: [
+            "jobs.yaml": "jobs:\n  tick:\n    every: 1h\n    run: \"true\"\n"
+        ])
+        for _ in 0..<3 { #expect(try await workspace.run("run", "jobs", "--progress", "none").status == 0) }
+        let lines = try await workspace.run("runs", "--json").stdout.split(separator: "\n")
+        let oneShot = try lines.map { try statusJSON(String($0)) }.filter { $0["occurrenceOf"] is NSNull }
+        #expect(oneShot.count == 1, "\(lines)")
     }
 }

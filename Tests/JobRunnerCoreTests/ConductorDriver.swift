@@ -27,7 +27,7 @@ struct ConductorDriver {
         retention: RetentionPolicy = RetentionPolicy(), records: [String: ScheduleRecord] = [:],
         finished: [RunRecord] = [], unfinished: [(Occurrence, RunSnapshot)] = [], online: Bool = true,
         triggers: [OperatorRequest] = [], notify: [NotifyHook] = [], notifications: [OperatorRequest] = [],
-        seed: UInt64 = 1, at start: Date = ConductorDriver.origin
+        seed: UInt64 = 1, maxOccurrenceRuns: Int? = nil, at start: Date = ConductorDriver.origin
     ) {
         now = start
         let workload = Workload(
@@ -42,7 +42,8 @@ struct ConductorDriver {
         conductor = Conductor(
             main: main, timetable: Timetable(jobs: periodic.map(\.1), records: records), workload: workload,
             online: online, finishedRuns: FinishedRuns(finished),
-            options: ConductorOptions(serve: serve, runnerPID: 1, scheduler: options),
+            options: ConductorOptions(
+                serve: serve, runnerPID: 1, scheduler: options, maxOccurrenceRuns: maxOccurrenceRuns),
             random: SeededRandomSource(seed: seed &+ 99))
         for run in finished { runs[run.id] = run }
         schedules = records

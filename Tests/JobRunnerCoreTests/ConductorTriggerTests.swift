@@ -239,4 +239,18 @@ import Testing
         #expect(driver.occurrences(of: "fast").filter { $0.state == .succeeded }.count == 1)
         #expect(driver.occurrences(of: "other").filter { $0.state == .succeeded }.count == 10)
     }
+
+    /// A job's own, smaller `retention:` is pruned in batches of its own size: with the file's
+    /// 100 (a batch of 10), a job that keeps 2 used to hold 8 within its first minute.
+    @Test func aJobsOwnSmallRetentionIsPrunedInBatchesOfItsSize() {
+        var (definition, entry) = periodicJob("fast", every: 5)
+        definition.retention = RetentionPolicy(runs: 2)
+        var driver = ConductorDriver(periodic: [(definition, entry)], retention: RetentionPolicy(runs: 100))
+        for step in 0..<8 {
+            driver.succeed("fast", at: TimeInterval(step * 5))
+            driver.advance(to: TimeInterval((step + 1) * 5))
+        }
+        let kept = driver.occurrences(of: "fast").filter { $0.state == .succeeded }.count
+        #expect(kept <= 2, "kept \(kept) of a job that keeps 2")
+    }
 }

@@ -107,6 +107,21 @@ import Testing
         #expect(entries.last?.counts == [.succeeded: 2])
     }
 
+    @Test func missedOccurrencesRecordedTogetherAreListedNewestDateFirst() async throws {
+        let store = InMemoryQueueStore()
+        // A runner back after downtime records 30 missed dates at one moment (catchUp: none).
+        for minute in 0..<30 {
+            var run = RunRecord(
+                id: "missed-\(100 + minute)", state: .missed, startedAt: start.addingTimeInterval(3600),
+                finishedAt: start.addingTimeInterval(3600), jobIDs: ["tick"], runnerPID: 1)
+            run.occurrenceOf = "tick"
+            run.scheduledAt = start.addingTimeInterval(Double(minute) * 60)
+            try await store.commitAsNewOwner([.putRun(run)])
+        }
+        let entries = try await reader(store).recentRuns(limit: 3, job: "tick")
+        #expect(entries.map(\.run.id) == ["missed-129", "missed-128", "missed-127"])
+    }
+
     @Test func aPeriodicJobsLatestOccurrenceIsTheLatestThatRan() async throws {
         let store = InMemoryQueueStore()
         func occurrence(_ id: String, _ state: RunState, at seconds: Double) -> StoreChange {

@@ -25,8 +25,8 @@ import Testing
         let reading = hub.subscribe()
         var iterator = reading.items.makeAsyncIterator()
         for sequence in UInt64(1)...10 {
-            hub.deliver(.event(Self.event(sequence)), sequence: sequence)
-            guard case .event(let got) = await iterator.next() else {
+            hub.deliver(.event(Self.event(sequence), frame: []), sequence: sequence)
+            guard case .event(let got, _) = await iterator.next() else {
                 Issue.record("the reading client's stream ended")
                 return
             }
@@ -38,7 +38,9 @@ import Testing
         // The dropped client still gets what its buffer held, then its stream ends: it resumes
         // with the last id it saw.
         var seen: [UInt64] = []
-        for await item in stalled.items { if case .event(let event) = item { seen.append(event.sequence) } }
+        for await item in stalled.items {
+            if case .event(let event, _) = item { seen.append(event.sequence) }
+        }
         #expect(seen == [1, 2, 3])
     }
 
@@ -46,7 +48,7 @@ import Testing
         let hub = Self.hub(capacity: 8)
         hub.start(after: 41)
         #expect(hub.subscribe().joinedAfter == 41)
-        hub.deliver(.event(Self.event(42)), sequence: 42)
+        hub.deliver(.event(Self.event(42), frame: []), sequence: 42)
         #expect(hub.subscribe().joinedAfter == 42)
     }
 }
@@ -56,13 +58,13 @@ import Testing
     @Test func closingWaitsForTheEventsCommittedSoFar() async {
         let hub = EventHubTests.hub(capacity: 8)
         let client = hub.subscribe()
-        hub.deliver(.event(EventHubTests.event(1)), sequence: 1)
+        hub.deliver(.event(EventHubTests.event(1), frame: []), sequence: 1)
         hub.close(after: 3)
-        hub.deliver(.event(EventHubTests.event(2)), sequence: 2)
-        hub.deliver(.event(EventHubTests.event(3)), sequence: 3)
-        hub.deliver(.event(EventHubTests.event(4)), sequence: 4)
+        hub.deliver(.event(EventHubTests.event(2), frame: []), sequence: 2)
+        hub.deliver(.event(EventHubTests.event(3), frame: []), sequence: 3)
+        hub.deliver(.event(EventHubTests.event(4), frame: []), sequence: 4)
         var seen: [UInt64] = []
-        for await item in client.items { if case .event(let event) = item { seen.append(event.sequence) } }
+        for await item in client.items { if case .event(let event, _) = item { seen.append(event.sequence) } }
         #expect(seen == [1, 2, 3])
         #expect(!client.dropped)
         // A client that comes after the end gets a stream that has ended.

@@ -32,6 +32,8 @@ import Testing
         writer.member("waitingSince", job.waitingSince)
         if job.allowFailure { writer.member("allowFailure", true) }
         if job.when != .success { writer.member("when", job.when.rawValue) }
+        // Not in rows written before it came (absent there, as it is when nil).
+        writer.member("logProblem", job.logProblem)
         writer.endObject()
         return writer.bytes
     }
@@ -52,6 +54,7 @@ import Testing
         writer.member("pid", attempt.pid)
         writer.member("pidStartTime", attempt.pidStartTime)
         writer.member("logPath", attempt.logPath)
+        writer.member("logProblem", attempt.logProblem)
         writer.endObject()
         return writer.bytes
     }

@@ -35,6 +35,7 @@ import Testing
         record.waitingSince = date
         record.allowFailure = true
         record.when = .always
+        record.logProblem = text
         return record
     }
 
@@ -45,7 +46,7 @@ import Testing
         AttemptRecord(
             jobID: text, occurrence: text, number: .max, outcome: outcome, startedAt: date,
             finishedAt: date.addingTimeInterval(86_400), exitCode: .max, signal: .min, reason: text,
-            pid: .max, pidStartTime: .max, logPath: text)
+            pid: .max, pidStartTime: .max, logPath: text, logProblem: text)
     }
 
     @Test(arguments: awkward) func jobRecordsDecodeAsWritten(text: String) throws {
@@ -80,6 +81,7 @@ import Testing
             changed(job) { $0.exitCode = nil }, changed(job) { $0.firstStartedAt = nil },
             changed(job) { $0.startedAt = nil }, changed(job) { $0.finishedAt = nil },
             changed(job) { $0.nextAttemptAt = nil }, changed(job) { $0.waitingSince = nil },
+            changed(job) { $0.logProblem = nil },
         ]
         #expect(Set(jobs.flatMap { StoredFields(of: $0).unset }).count == jobs.count)
         for record in jobs {
@@ -91,6 +93,7 @@ import Testing
             changed(attempt) { $0.exitCode = nil }, changed(attempt) { $0.signal = nil },
             changed(attempt) { $0.reason = nil }, changed(attempt) { $0.pid = nil },
             changed(attempt) { $0.pidStartTime = nil }, changed(attempt) { $0.logPath = nil },
+            changed(attempt) { $0.logProblem = nil },
         ]
         #expect(Set(attempts.flatMap { StoredFields(of: $0).unset }).count == attempts.count)
         for record in attempts {

@@ -148,7 +148,8 @@ struct OtherPagesTests {
             try await Pages.periodicJob(fixture.model, jobID: "tick", settings: PageFixture.settings()))
         #expect(page.contains("cron &#39;*/5 * * * *&#39; in UTC"))
         #expect(page.contains("href=\"/runs/t1\""))
-        #expect(page.contains("the previous occurrence still ran (overlap: skip)"))
+        #expect(page.contains("the previous occurrence still ran (<code>overlap: skip</code>)"))
+        #expect(!page.contains("<p><form"), "a form is no phrasing content")
         #expect(page.contains("Waiting to run"))
         #expect(page.contains("action=\"/api/v1/jobs/tick/trigger\""))
         #expect(

@@ -72,14 +72,17 @@ import Testing
         #expect(!Self.isLoaded(directory + "/libhello.so"))
     }
 
-    @Test func anInProcessJobsLibraryIsLoadedAfterItsDescription() throws {
+    /// An in-process job's parameter check is asked apart too (issue 26, item 10: a check that
+    /// crashed, looped or exited took validation down with it), and validation loads nothing.
+    @Test func anInProcessJobsCheckIsAskedApartToo() throws {
         let directory = try Self.freshHello()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let stub = StubProber()
         let catalog = PluginCatalog(searchPath: [directory], prober: stub.answer)
-        #expect(catalog.problems(in: Self.workload(.inprocess)).isEmpty)
-        #expect(stub.questions == [[]], "described once, checked here")
-        #expect(Self.isLoaded(directory + "/libhello.so"))
+        let problems = catalog.problems(in: Self.workload(.inprocess))
+        #expect(problems.map(\.message) == ["job 'greet': with: does not suit hello.greet: checked apart"])
+        #expect(stub.questions == [[], [PluginParameterCheck(handler: "greet", parameters: #"{"a":1}"#)]])
+        #expect(!Self.isLoaded(directory + "/libhello.so"))
     }
 
     @Test func alikeJobsOneAfterAnotherAreEachReportedAndAskedOnce() throws {

@@ -25,7 +25,9 @@ import Testing
                 text: .string(text), "list": .array([.string(text), .int(1), .bool(false), .null]),
                 "nested": .object(["deeper": .object([text: .array([])]), "empty": .object([:])]),
             ]),
-            needs: [text: [text: text, "other": "x"], "b": [:]], log: "/logs/" + text, workdir: text)
+            needs: [text: [text: text, "other": "x"], "b": [:]], log: "/logs/" + text, workdir: text,
+            notify: PluginNotification(
+                run: "run-" + text, state: text, job: text, failed: [text, "b"], summary: "/s/" + text))
     }
 
     @Test(arguments: awkward) func everyMemberDecodesAsWritten(text: String) throws {

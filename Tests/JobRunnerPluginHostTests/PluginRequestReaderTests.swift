@@ -22,7 +22,9 @@ import Testing
     @Test(arguments: PluginRequestEncodingTests.awkward) func whatTheHostWritesIsReadQuickly(text: String)
         throws
     {
-        let request = PluginRequestEncodingTests.request(text)
+        // A job's request, the quick way's case: a hook's (with `notify`) is left to JSONDecoder.
+        var request = PluginRequestEncodingTests.request(text)
+        request.notify = nil
         let bytes = request.jsonBytes
         #expect(Self.envelope(bytes) != nil)
         let decoded = try Self.decode(JSONValue.self, bytes)
@@ -31,10 +33,21 @@ import Testing
         #expect(decoded.job.unicodeScalars.elementsEqual(text.unicodeScalars))
     }
 
+    /// A hook's request (with `notify`) is not read the quick way, and decodes whole all the same.
+    @Test func aHooksRequestDecodesWithItsNotification() throws {
+        let request = PluginRequestEncodingTests.request("hook")
+        let bytes = request.jsonBytes
+        #expect(Self.envelope(bytes) == nil)
+        let decoded = try Self.decode(JSONValue.self, bytes)
+        #expect(decoded == request)
+        #expect(decoded.notify?.failed == ["hook", "b"])
+    }
+
     @Test(arguments: PluginRequestEncodingTests.awkward) func typedParametersDecodeAsBefore(text: String)
         throws
     {
         var request = PluginRequestEncodingTests.request(text)
+        request.notify = nil
         request.parameters = .object([
             "name": .string(text), "big": .int(Int(Int64.max)), "small": .int(Int(Int64.min)),
             "ratio": .double(0.1), "tiny": .double(.leastNonzeroMagnitude),

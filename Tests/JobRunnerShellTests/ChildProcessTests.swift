@@ -208,7 +208,7 @@ import Testing
         let box = PIDBox()
         // The command prints the record as it finds it, then its own /proc/PID/stat.
         let outcome = await ChildProcess.shortCommand(
-            "cat '\(record)'; cat /proc/$$/stat", in: nil, limit: .seconds(60), clock: SystemClock(),
+            "cat '\(record)'; cat /proc/$$/stat", in: nil, limit: .seconds(900), clock: SystemClock(),
             recordingPIDIn: record
         ).run(onSpawn: { box.set($0) })
         let pid = await box.spawned()

@@ -18,9 +18,18 @@ import PackagePlugin
         let libraries = work.appending(path: "lib")
         let plugins = try Self.testPlugins(
             under: context.package.directoryURL.appending(path: "Tests/Plugins"))
-        let api = try Self.target(named: "JobRunnerPluginAPI", in: context.package)
+        // The API and its swift-log bridge (testkit logs through `context.logger`), from the
+        // packages PluginAPI/ and PluginLogging/, which are ours too.
+        let api = try ["JobRunnerPluginAPI", "JobRunnerPluginLogging"].map {
+            try Self.target(named: $0, in: context.package)
+        }
         let (swiftModules, headerDirectories) = Self.dependencies(of: api)
-        let ownTargets = Set(context.package.targets.map(\.id))
+        let ownPackages =
+            [context.package]
+            + context.package.dependencies.map(\.package).filter {
+                ["PluginAPI", "PluginLogging"].contains($0.displayName)
+            }
+        let ownTargets = Set(ownPackages.flatMap(\.targets).map(\.id))
 
         var cScript = ["set -e", "mkdir -p \(quoted(libraries))"]
         // Libraries of the same names that earlier versions of this package built as products,
@@ -175,9 +184,9 @@ import PackagePlugin
         var path: String { url.path }
     }
 
-    /// The Swift modules `target` needs, itself last, each after those it imports; and the public
-    /// header directories of the C modules among them.
-    static func dependencies(of target: any Target) -> ([SwiftModule], [HeaderDirectory]) {
+    /// The Swift modules `targets` need, themselves last, each after those it imports; and the
+    /// public header directories of the C modules among them.
+    static func dependencies(of targets: [any Target]) -> ([SwiftModule], [HeaderDirectory]) {
         var modules: [SwiftModule] = []
         var headers: [HeaderDirectory] = []
         var seen = Set<String>()
@@ -203,7 +212,7 @@ import PackagePlugin
                 headers.append(HeaderDirectory(url: include, clangModule: hasMap ? nil : clang.moduleName))
             }
         }
-        visit(target)
+        targets.forEach(visit)
         return (modules, headers)
     }
 

@@ -49,7 +49,7 @@ except ImportError:
         os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
     raise SystemExit("selenium is missing: apt-get install -y chromium chromium-driver python3-selenium")
 
-WAIT = 60  # seconds any one expected change may take on a loaded 2-core machine
+WAIT = 900  # seconds: only a guard against a hung run; each wait is for a change on the page, not for a time
 
 JOBS = """
 pipelines:

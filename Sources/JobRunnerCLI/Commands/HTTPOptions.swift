@@ -33,6 +33,13 @@ struct HTTPOptions: ParsableArguments {
             }
             return nil
         }
+        return try Self.settings(http: http, tokenFile: httpTokenFile, readOnly: httpReadOnly)
+    }
+
+    /// The settings of `--http`, `--http-token-file` and `--http-read-only`.
+    static func settings(http: String, tokenFile httpTokenFile: String?, readOnly httpReadOnly: Bool) throws
+        -> DashboardSettings
+    {
         do {
             let (host, port) = try DashboardSettings.address(http)
             var token = ProcessInfo.processInfo.environment["JOBRUNNER_HTTP_TOKEN"]
@@ -59,6 +66,29 @@ struct HTTPOptions: ParsableArguments {
         } catch let error as DashboardSettingsError {
             throw ValidationError(error.description)
         }
+    }
+}
+
+/// `web`'s options: the same as ``HTTPOptions``, `--http` required (the dashboard is all `web`
+/// does), so `--help` shows it so.
+struct WebHTTPOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Serve the dashboard, JSON API, events and metrics here (a bare port binds 127.0.0.1; 0 picks a free port).",
+            valueName: "[addr:]port"))
+    var http: String
+
+    @Option(
+        help: ArgumentHelp(
+            "Every request must carry the token in this file (else $JOBRUNNER_HTTP_TOKEN); needed for a non-loopback address.",
+            valueName: "file"))
+    var httpTokenFile: String?
+
+    @Flag(help: "Show no action on the dashboard and refuse every one (403).")
+    var httpReadOnly = false
+
+    func settings() throws -> DashboardSettings {
+        try HTTPOptions.settings(http: http, tokenFile: httpTokenFile, readOnly: httpReadOnly)
     }
 }
 

@@ -111,7 +111,13 @@ struct LogsCommand: AsyncParsableCommand {
         }
         var offset = try LogFile.copy(path: path, from: 0)
         guard follow, chosen.outcome == nil else {
-            if offset == 0 { explainEmpty(chosen, job: job) }
+            if let problem = chosen.logProblem {
+                printError(
+                    "jobrunner: attempt \(chosen.number) of \(job): \(problem); what it printed is not all here"
+                )
+            } else if offset == 0 {
+                explainEmpty(chosen, job: job)
+            }
             return
         }
         while true {
@@ -120,8 +126,13 @@ struct LogsCommand: AsyncParsableCommand {
             let current = try? await reader.snapshot(runID: snapshot.run.id)?.attempts[job]?.first {
                 $0.number == chosen.number
             }
-            if current?.outcome != nil {
+            if let current, current.outcome != nil {
                 _ = try LogFile.copy(path: path, from: offset)
+                if let problem = current.logProblem {
+                    printError(
+                        "jobrunner: attempt \(current.number) of \(job): \(problem); what it printed is not all here"
+                    )
+                }
                 return
             }
             if await reader.runnerPID() == nil {

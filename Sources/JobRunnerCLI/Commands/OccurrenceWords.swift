@@ -7,18 +7,7 @@ enum OccurrenceWords {
     /// For an occurrence recorded `skipped` or `missed`, which has no job, no attempt and no
     /// log: what became of it; nil for any other run.
     static func withoutAttempt(_ run: RunRecord) -> String? {
-        guard let job = run.occurrenceOf else { return nil }
-        let due = run.scheduledAt.map { " (due \(Timestamps.moment($0)))" } ?? ""
-        switch run.state {
-        case .skipped:
-            return
-                "occurrence \(run.id) of \(job)\(due) was skipped: it fell due while the last occurrence still ran (`overlap: skip`), so it has no attempt and no log"
-        case .missed:
-            return
-                "occurrence \(run.id) of \(job)\(due) was missed: it fell due while no runner was up and `catchUp` did not run it, so it has no attempt and no log"
-        default:
-            return nil
-        }
+        run.withoutAttemptWords { Timestamps.moment($0) }
     }
 
     /// Why `run` has no record of `job`, and where to look: the occurrence's own words, or, for

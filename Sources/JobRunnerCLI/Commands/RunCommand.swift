@@ -123,8 +123,13 @@ struct RunCommand: AsyncParsableCommand {
             summary.failedOccurrences == 0
             ? ""
             : "; \(summary.failedOccurrences) periodic occurrence\(summary.failedOccurrences == 1 ? "" : "s") failed (jobrunner runs)"
+        // A stopped run is resumed by the next run of the same jobs (SPEC 5.9): said where the
+        // person who pressed Ctrl-C looks.
+        let next =
+            summary.state == .stopped
+            ? "; `jobrunner run` with the same job files resumes it (--new starts afresh)" : ""
         return "run \(summary.runID)\(resumed) \(verb) in \(Timestamps.elapsed(seconds)): "
-            + (counts.isEmpty ? "no jobs" : counts.joined(separator: ", ")) + occurrences
+            + (counts.isEmpty ? "no jobs" : counts.joined(separator: ", ")) + occurrences + next
     }
 }
 

@@ -166,7 +166,8 @@ struct RunnerSession {
             metrics.setPipelines(Self.pipelines(of: workload))
             observers.append(metrics.observer)
         }
-        if let events = options.events { observers.append(try EventsWriter(path: events)) }
+        let eventsWriter = try options.events.map { try EventsWriter(path: $0) }
+        if let eventsWriter { observers.append(eventsWriter) }
         let progressFD = options.events == "-" ? STDERR_FILENO : STDOUT_FILENO
         let logs = LogTail(directory: state.logs.logsPath)
         switch resolvedProgress(fd: progressFD) {
@@ -197,6 +198,7 @@ struct RunnerSession {
             // lock checked, every second.
             storeCheckInterval: .seconds(1), serve: serve)
         runnerOptions.storedLogDirectory = LogLocation.folder
+        runnerOptions.secrets = secrets
         let store: any QueueStore = metrics.map { TimedStore(state.store, metrics: $0) } ?? state.store
         let runner = Runner(
             workload: workload, store: store, claim: state.claim, handler: runnerHandler,
@@ -207,7 +209,8 @@ struct RunnerSession {
             logger: logger, periodic: Timetable.Job.entries(of: workload), lock: state.hold,
             notifier: ShellNotifier(
                 reader: ReadModel(store: state.store, lock: nil, logs: state.logs),
-                logDirectory: state.logs.logsPath, secrets: secrets, environment: environment))
+                logDirectory: state.logs.logsPath, secrets: secrets, environment: environment,
+                plugins: handlers))
         let reloader =
             serve
             ? Reloader(
@@ -273,6 +276,13 @@ struct RunnerSession {
         writeText(
             progressFD,
             secrets.masker.mask(message + "\n" + RunCommand.troubles(summary, state: global.state)))
+        // Events that did not reach their file (a full disk) are not passed over in silence: a
+        // reader of that file would take the run for what the lines it has say.
+        if let problem = eventsWriter?.problem {
+            printError("jobrunner: " + problem)
+            // A stop by a signal keeps its own status (130, 143), which says more.
+            if summary.stopSignal == nil { throw ExitCode(ExitStatus.stateUnusable) }
+        }
         return summary
     }
 

@@ -41,7 +41,13 @@ struct StatusReport {
         let states = view.overview.states
         view.forEachJob { job in
             var row = Row(record: job.record, state: job.state, reason: job.reason, words: "")
-            if describing { row.words = Self.words(for: job, states: states) }
+            if describing {
+                row.words = Self.words(for: job, states: states)
+                // A log lost to a full disk is said, never taken for one that is empty.
+                if let problem = job.record.logProblem {
+                    row.words += (row.words.isEmpty ? "" : "; ") + problem
+                }
+            }
             body(row)
         }
     }
@@ -203,6 +209,19 @@ struct StatusReport {
             if view.runnerPID == nil {
                 lines.append(
                     "no runner is serving this state directory: periodic jobs fire only while `jobrunner serve` runs"
+                )
+            }
+        }
+        if !view.pendingRequests.isEmpty {
+            let waiting =
+                view.runnerPID == nil
+                ? "stored for the next `jobrunner serve` or `jobrunner run`"
+                : "waiting for the runner to take them"
+            lines.append("pending requests (\(waiting)):")
+            for request in view.pendingRequests {
+                let occurrence = request.runID.map { " (occurrence \($0))" } ?? ""
+                lines.append(
+                    "  \(request.kind.rawValue) \(request.jobID)\(occurrence), asked \(Timestamps.moment(request.requestedAt))"
                 )
             }
         }

@@ -19,15 +19,14 @@ struct WebCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @OptionGroup var httpOptions: HTTPOptions
+    @OptionGroup var httpOptions: WebHTTPOptions
 
     func validate() throws {
-        if httpOptions.http == nil { throw ValidationError("web needs --http [ADDR:]PORT") }
         _ = try httpOptions.settings()
     }
 
     func run() async throws {
-        guard let settings = try httpOptions.settings() else { throw ExitCode(ExitStatus.invalid) }
+        let settings = try httpOptions.settings()
         let stateDirectory = global.stateDirectory
         let store: OpenedStore
         do {

@@ -45,7 +45,11 @@ struct JobSet {
     ) -> JobSet {
         // Plugins are checked even when the files have errors, so every problem shows at once.
         let plugins = pluginCatalog(pluginPaths: files.jobsAsRead.pluginPaths, jobPaths: jobPaths)
-        let problems = plugins.problems(in: files.jobsAsRead).map { Diagnostic(at: $0.location, $0.message) }
+        let problems = plugins.problems(in: files.jobsAsRead).map { problem in
+            // A key of with: the plugin refused is shown at its own line.
+            let at = problem.parameter.flatMap { ParameterPlaces.key($0, inMappingAt: problem.location) }
+            return Diagnostic(at: at ?? problem.location, problem.message)
+        }
         let result = files.adding(problems)
         // A plugin's answer about its parameters may quote a value that holds a secret.
         let masker = SecretMasker(values: files.jobsAsRead.secretValues(environment: environment))

@@ -11,9 +11,12 @@ final class EventsWriter: RunObserver, Sendable {
     private let fd: Int32
     private let ownsDescriptor: Bool
     private let pending: PendingOutput
+    /// The file's name as given (`-` for standard output).
+    let path: String
 
     /// Opens `path` for appending, or standard output for `-`.
     init(path: String) throws {
+        self.path = path
         if path == "-" {
             fd = STDOUT_FILENO
             ownsDescriptor = false
@@ -36,24 +39,27 @@ final class EventsWriter: RunObserver, Sendable {
     }
 
     func record(_ event: RunEvent) {
-        var line = JSONWriter(capacity: 192, style: .shortEscapes)
-        Self.write(event, to: &line)
-        line.newline()
-        pending.append(line.bytes)
+        var line = event.jsonLine
+        line.append(UInt8(ascii: "\n"))
+        pending.append(line)
     }
 
     func flush() { pending.flush() }
 
-    /// One event's line, without its line break.
-    static func json(_ event: RunEvent) -> String {
-        var line = JSONWriter(capacity: 192, style: .shortEscapes)
-        write(event, to: &line)
-        return String(decoding: line.bytes, as: UTF8.self)
+    /// A sentence about the events that could not be written, once the run has ended; nil when
+    /// all were, or when the only loss is a reader of `--events -` that went away (`| head`:
+    /// what it did not read it did not want).
+    var problem: String? {
+        pending.flush()
+        guard let loss = pending.loss, !(path == "-" && loss.code == EPIPE) else { return nil }
+        let target = path == "-" ? "standard output" : "the events file \(path)"
+        return "\(loss.lines) event line\(loss.lines == 1 ? "" : "s") could not be written to \(target): "
+            + "\(String(cString: strerror(loss.code))); the run itself is stored: `jobrunner status` and "
+            + "`jobrunner runs` show it"
     }
 
-    /// Writes `event` as a JSON object (``RunEvent/writeJSON(to:)``, which the HTTP API's
-    /// event stream writes too).
-    static func write(_ event: RunEvent, to json: inout JSONWriter) {
-        event.writeJSON(to: &json)
+    /// One event's line, without its line break.
+    static func json(_ event: RunEvent) -> String {
+        String(decoding: event.jsonLine, as: UTF8.self)
     }
 }

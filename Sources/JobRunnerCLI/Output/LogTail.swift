@@ -20,9 +20,32 @@ struct LogTail {
         LogLayout.attemptLog(in: directory, runID: run, jobID: job, attempt: attempt)
     }
 
-    /// The last ``lineCount`` lines of an attempt's log; empty when it has none.
+    /// The last ``lineCount`` lines of an attempt's log; empty when it has none. A log that ends
+    /// in a Swift crash report (a plugin that hit `fatalError` in its worker) shows the report's
+    /// `Fatal error: …` line first, then what follows it up to the register dump and image list.
     func lines(run: String, job: String, attempt: Int) -> [String] {
-        Self.lastLines(of: path(run: run, job: job, attempt: attempt), count: Self.lineCount)
+        let path = path(run: run, job: job, attempt: attempt)
+        let last = Self.lastLines(of: path, count: Self.crashSearchLines)
+        return Self.crashTail(of: last, count: Self.lineCount) ?? Array(last.suffix(Self.lineCount))
+    }
+
+    /// How many of the last lines are searched for a crash report's fatal error.
+    static let crashSearchLines = 400
+
+    /// The lines of a crash report worth showing, when `lines` holds one: the last line with the
+    /// runtime's `Fatal error:`, then the lines after it (the crash's headline, the crashed
+    /// thread) until its registers or images begin, `count` lines at most; nil when `lines`
+    /// holds no fatal error.
+    static func crashTail(of lines: [String], count: Int) -> [String]? {
+        guard let fatal = lines.lastIndex(where: { $0.contains("Fatal error:") }) else { return nil }
+        let after = lines[(fatal + 1)...].prefix { line in
+            let trimmed = line.drop { $0 == " " }
+            return !(trimmed.hasPrefix("Registers:") || trimmed.hasPrefix("Images"))
+        }
+        var shown = [lines[fatal]] + after.prefix(max(0, count - 2))
+        let left = lines.count - fatal - shown.count
+        if left > 0 { shown.append("… \(left) more lines of crash report in the log") }
+        return shown
     }
 
     /// The last `count` lines of a file, without their line breaks, each cut to `width`

@@ -8,6 +8,7 @@ import JobRunnerCore
 final class PlainProgress: RunObserver, Sendable {
     private let logs: LogTail
     private let pending: PendingOutput
+    private let waits = WaitAnnouncements()
 
     init(fd: Int32, logs: LogTail) {
         self.pending = PendingOutput(fd: fd)
@@ -40,7 +41,7 @@ final class PlainProgress: RunObserver, Sendable {
     }
 
     func record(_ event: RunEvent) {
-        guard let line = Self.line(for: event) else { return }
+        guard waits.shows(event), let line = Self.line(for: event) else { return }
         // Reasons carry what jobs wrote (a skip reason, a malformed output line): shown with
         // their control characters escaped, so a job cannot drive the terminal.
         var text = Timestamps.clock(event.time) + " " + VisibleText.escaped(line) + "\n"
@@ -62,7 +63,10 @@ final class PlainProgress: RunObserver, Sendable {
             let pipeline = event.pipeline ?? ""
             return pad("waiting") + "pipeline \(pipeline) is suspended and nothing else can run; "
                 + "`jobrunner resume \(pipeline)` lets it go on"
-        case .queued, .output, .waiting, .runFinished: return nil
+        case .waiting:
+            // Announced once (``WaitAnnouncements``): the internet, a constraint.
+            return WaitAnnouncements.words(for: event).map { pad("waiting") + job + ": " + $0 }
+        case .queued, .output, .runFinished: return nil
         case .notifyStarted: return pad("notify") + (event.hook ?? "") + " for run \(event.run)"
         case .notifySucceeded: return pad("notified") + (event.hook ?? "") + " for run \(event.run)"
         case .notifyFailed:
@@ -122,6 +126,7 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
     private let logs: LogTail
     private let total: Int
     private let board = Locked(Board())
+    private let waits = WaitAnnouncements()
     private let timer: any DispatchSourceTimer
 
     init(fd: Int32, totalJobs: Int, logs: LogTail) {
@@ -146,11 +151,15 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         guard let job = event.job else {
             if event.kind == .runFinished {
                 finish()
-            } else if [.waiting, .suspended, .resumed].contains(event.kind),
+            } else if [.waiting, .suspended, .resumed].contains(event.kind), waits.shows(event),
                 let line = PlainProgress.line(for: event)
             {
                 note(line)
             }
+            return
+        }
+        if event.kind == .waiting {
+            if waits.shows(event), let line = PlainProgress.line(for: event) { note(line) }
             return
         }
         var line: String?

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import JobRunnerCore
 import JobRunnerPluginHost
 import JobRunnerShell
@@ -14,19 +15,51 @@ struct JobHandlers: JobHandler {
     var workers: PluginWorkerPool? = nil
 
     func run(_ request: AttemptRequest) async -> AttemptResult {
-        guard case .plugin = request.job.handler else { return await shell.run(request) }
-        switch request.job.isolation {
-        case .inprocess: return await inProcess.run(request)
-        case .process: return await pooled.run(request)
-        case .processPerAttempt: return await isolated.run(request)
+        let result: AttemptResult
+        if case .plugin = request.job.handler {
+            switch request.job.isolation {
+            case .inprocess: result = await inProcess.run(request)
+            case .process: result = await pooled.run(request)
+            case .processPerAttempt: result = await isolated.run(request)
+            }
+        } else {
+            result = await shell.run(request)
         }
+        Self.noteInterruption(result, in: request.logPath)
+        return result
     }
 
     /// In-process plugin calls start without a task of their own; the rest run in one.
     func start(_ request: AttemptRequest, ended: @escaping @Sendable (AttemptResult) -> Void) -> AttemptStop?
     {
         guard case .plugin = request.job.handler, request.job.isolation == .inprocess else { return nil }
-        return inProcess.start(request, ended: ended)
+        let logPath = request.logPath
+        return inProcess.start(request) { result in
+            Self.noteInterruption(result, in: logPath)
+            ended(result)
+        }
+    }
+
+    /// An interrupted attempt's log ends with a line saying so, so that it does not just stop:
+    /// `--- interrupted: the attempt was ended before it finished …`. Nothing for an attempt that
+    /// never started.
+    static func noteInterruption(_ result: AttemptResult, in logPath: String) {
+        guard case .interrupted(let why) = result.end, why != .runnerStoppedBeforeStart else { return }
+        var line = "--- interrupted: \(result.end.words)"
+        if why == .runnerStopped {
+            // The handler cannot tell a stop of the runner from an operator's `cancel` or `skip`
+            // (or `overlap: replace`): both end the attempt the same way. Saying the job starts
+            // again was false after a cancel.
+            line =
+                "--- interrupted: the attempt was ended before it finished (a stop of the runner, "
+                + "or `cancel`, `skip` or `overlap: replace`); `jobrunner status` says what became of "
+                + "its job (after a stop, the next `jobrunner run` or `serve` starts it again)"
+        }
+        let descriptor = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
     /// Stops the plugin workers (`isolation: process`) once the run has ended.

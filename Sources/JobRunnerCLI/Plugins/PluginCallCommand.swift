@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import JobRunnerPluginHost
 
 /// `jobrunner plugin-call`: the child side of `isolation: process`. Reads one request of the
@@ -17,6 +18,9 @@ struct PluginCallCommand: ParsableCommand {
     @Option(help: "The handler's name.") var handler: String
 
     func run() throws {
+        // The response moves off standard output, which goes where standard error goes (the
+        // attempt's log): what a handler or a constructor prints cannot garble the response.
+        let responses = ResponseChannel.takeStandardOutput()
         let request = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
         let catalog = PluginCatalog(searchPath: [(library as NSString).deletingLastPathComponent])
         switch catalog.plugin(plugin) {
@@ -26,7 +30,20 @@ struct PluginCallCommand: ParsableCommand {
         case .success(let loaded):
             let response = loaded.call(handler: handler, request: request)
             // Not FileHandle's `write`, which traps when the runner has closed its end.
-            guard writeBytes(STDOUT_FILENO, response) == 0 else { throw ExitCode(ExitStatus.failed) }
+            fflush(nil)
+            guard writeBytes(responses, response) == 0 else { throw ExitCode(ExitStatus.failed) }
         }
+    }
+}
+
+/// The channel a child answers its runner on, moved off standard output.
+enum ResponseChannel {
+    /// A copy of standard output (close-on-exec, so a process the plugin starts does not hold
+    /// it), with standard output itself pointed at standard error from now on.
+    static func takeStandardOutput() -> Int32 {
+        let channel = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
+        guard channel >= 0 else { return STDOUT_FILENO }
+        dup2(STDERR_FILENO, STDOUT_FILENO)
+        return channel
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Glibc
 import JobRunnerPluginHost
 
 /// `jobrunner plugin-describe`: the child side of loading a plugin library safely. Loads the
@@ -18,11 +19,15 @@ struct PluginDescribeCommand: ParsableCommand {
     @Option(help: "The plugin's name.") var plugin: String
 
     func run() throws {
+        // What the library's constructors or checks print goes to standard error, not into the
+        // description (a constructor that printed a banner was refused as unreadable).
+        let replies = ResponseChannel.takeStandardOutput()
         let input = FileHandle.standardInput.readDataToEndOfFile()
         let checks = try JSONDecoder().decode([PluginParameterCheck].self, from: input)
         let reply = PluginProbeReply.probe(name: plugin, path: library, checks: checks)
         // Not FileHandle's `write`, which traps when the runner has closed its end.
-        guard writeBytes(STDOUT_FILENO, try JSONEncoder().encode(reply)) == 0 else {
+        fflush(nil)
+        guard writeBytes(replies, try JSONEncoder().encode(reply)) == 0 else {
             throw ExitCode(ExitStatus.failed)
         }
     }

@@ -56,12 +56,25 @@ enum PluginVetting {
             // backtrace would take seconds per crashing library and be thrown away.
             environment: ["SWIFT_BACKTRACE": "enable=no"])
         let outcome = child.run()
+        // The library was described without a problem before any check is asked: a child that
+        // fails while answering checks failed in a check.
+        let checking = !checks.isEmpty
         switch outcome.ending {
+        case .signalled(let signal) where checking:
+            return .failure(
+                .checkCrashed(plugin: name, path: path, signal: signal, seconds: nil, reason: nil))
+        case .timedOut where checking:
+            return .failure(
+                .checkCrashed(plugin: name, path: path, signal: nil, seconds: seconds(timeout), reason: nil))
+        case .exited(let status) where checking && (status != 0 || outcome.output.isEmpty):
+            return .failure(
+                .checkCrashed(
+                    plugin: name, path: path, signal: nil, seconds: nil,
+                    reason: "exit status \(status)" + lastLine(of: outcome.errors).map { ": \($0)" }.orEmpty))
         case .signalled(let signal):
             return .failure(.crashedWhileLoading(plugin: name, path: path, signal: signal))
         case .timedOut:
-            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-            return .failure(.loadTimedOut(plugin: name, path: path, seconds: seconds))
+            return .failure(.loadTimedOut(plugin: name, path: path, seconds: seconds(timeout)))
         case .failedToStart(let why):
             return .failure(
                 .cannotDescribe(plugin: name, path: path, reason: "cannot start a process to load it: \(why)")
@@ -93,6 +106,10 @@ enum PluginVetting {
             }
             return .success(answer)
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The last non-empty line of `errors`, at most 300 characters: what a child most likely

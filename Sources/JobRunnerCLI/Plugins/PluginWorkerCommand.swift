@@ -113,21 +113,20 @@ private struct CallOutput {
     init(path: String) {
         self.path = path
         let flags = O_WRONLY | O_APPEND | O_CLOEXEC
-        // Made here first, as a new attempt's log is; opened as it is when it exists.
-        var fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
+        // Made here first, as a new attempt's log is; opened as it is when it exists. Owner
+        // only, the file and each folder made for it (SPEC 3.1), whatever the umask.
+        var fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
         var (createdFile, createdDirectory) = (fd >= 0, false)
         if fd < 0 && errno == EEXIST {
             fd = open(path, flags)
         } else if fd < 0 && errno == ENOENT {
-            createdDirectory = mkdir((path as NSString).deletingLastPathComponent, 0o755) == 0
-            if !createdDirectory {
-                try? FileManager.default.createDirectory(
-                    atPath: (path as NSString).deletingLastPathComponent,
-                    withIntermediateDirectories: true)
-            }
-            fd = open(path, flags | O_CREAT | O_EXCL, 0o644)
+            let directory = (path as NSString).deletingLastPathComponent
+            createdDirectory = access(directory, F_OK) != 0
+            CappedLog.makeDirectories(for: path)
+            fd = open(path, flags | O_CREAT | O_EXCL, 0o600)
             createdFile = fd >= 0
         }
+        if createdFile { fchmod(fd, 0o600) }
         self.fd = fd
         self.createdFile = createdFile
         self.createdDirectory = createdDirectory

@@ -2,6 +2,14 @@ import Foundation
 import JobRunnerJSON
 
 extension RunEvent {
+    /// The event's JSON document, without a line break: a line of `--events` and the `data:` of
+    /// its `GET /events` frame, byte for byte (one code path for both).
+    public var jsonLine: [UInt8] {
+        var json = JSONWriter(capacity: 192, style: .shortEscapes)
+        writeJSON(to: &json)
+        return json.bytes
+    }
+
     /// Writes the event as a JSON object, members in a fixed order, absent ones left out, a space
     /// after each colon and comma (as the lines have always been written).
     public func writeJSON(to json: inout JSONWriter) {

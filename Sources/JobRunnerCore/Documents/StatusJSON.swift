@@ -76,6 +76,19 @@ public enum StatusJSON {
         }
         json.endArray()
         json.newline()
+        // Requests stored for a runner that has not taken them (none works, or it is about to).
+        json.key("pendingRequests")
+        json.beginArray()
+        for request in view.pendingRequests {
+            json.beginObject()
+            json.nullable("kind", request.kind.rawValue)
+            json.nullable("job", request.jobID)
+            json.nullable("run", request.runID)
+            date("requestedAt", request.requestedAt)
+            json.endObject()
+        }
+        json.endArray()
+        json.newline()
         // Whether a runner works on the state directory: periodic jobs fire only then.
         json.nullable("runnerPID", view.runnerPID)
         json.endObject()

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 /// Occurrences of periodic jobs: started when the timetable says, held for their needs,
@@ -48,8 +49,9 @@ extension Conductor {
     }
 
     /// Starts an occurrence's run, or holds it while a job it needs is not final, or records it
-    /// blocked when a need ended badly.
-    mutating func startOccurrence(_ occurrence: Occurrence, now: Date) {
+    /// blocked when a need ended badly, or postpones it while too many runs are under way (and
+    /// behind those postponed before it, unless it is the one of them whose turn came).
+    mutating func startOccurrence(_ occurrence: Occurrence, now: Date, itsTurn: Bool = false) {
         guard let definition = definition(occurrence.jobID) else { return }
         for need in definition.needs {
             if timetable.contains(need) {
@@ -62,7 +64,29 @@ extension Conductor {
                 if !record.satisfiesNeeds { return blocked(occurrence, by: need, now: now) }
             }
         }
+        if let limit = options.maxOccurrenceRuns, !stopped,
+            occurrenceRuns.count >= limit || (!itsTurn && !postponed.isEmpty)
+        {
+            return postpone(occurrence)
+        }
         materialize(occurrence, now: now)
+    }
+
+    /// Keeps an occurrence until fewer than ``ConductorOptions/maxOccurrenceRuns`` runs are
+    /// under way; its schedule record lists it as waiting until then, as for one held for its
+    /// needs.
+    mutating func postpone(_ occurrence: Occurrence) {
+        postponed.append(occurrence)
+        if let record = timetable.hold(occurrence) { decision.changes.append(.putSchedule(record)) }
+    }
+
+    /// Starts postponed occurrences while there is room, first come first.
+    mutating func startPostponed(now: Date) {
+        guard let limit = options.maxOccurrenceRuns else { return }
+        while !stopped, occurrenceRuns.count < limit, let next = postponed.popFirst() {
+            // Its needs are judged now, as for one held for them.
+            startOccurrence(next, now: now, itsTurn: true)
+        }
     }
 
     /// Holds an occurrence until its needs are final; its schedule record lists it as waiting
@@ -173,6 +197,7 @@ extension Conductor {
             waiting = []
             for occurrence in due { startOccurrence(occurrence, now: now) }
         }
+        startPostponed(now: now)
     }
 
     // MARK: Outputs of needs
@@ -227,12 +252,12 @@ extension Conductor {
 
     // MARK: Retention
 
-    /// Applies retention once a tenth of the kept number of runs has closed since the last
-    /// time, or a minute has passed: the store holds at most that many runs more than the limit.
+    /// Applies retention once a tenth of the smallest kept number of runs (``pruneBatch``) has
+    /// closed since the last time, or a minute has passed: the store holds at most that many
+    /// runs more than a limit.
     mutating func pruneIfDue(now: Date) {
         closedSincePrune += 1
-        let batch = max(1, workload.retention.runs / 10)
-        guard closedSincePrune >= batch || now.timeIntervalSince(lastPrune) >= 60 else { return }
+        guard closedSincePrune >= pruneBatch || now.timeIntervalSince(lastPrune) >= 60 else { return }
         closedSincePrune = 0
         lastPrune = now
         // Finished runs beyond `retention:`, deleted with their logs (SPEC 3.1), so a `serve`

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 
 /// The runner's decisions across runs, as a state machine: the run of one-shot jobs, one
@@ -60,13 +61,24 @@ public struct Conductor {
     let firstWorkload: Workload
     /// The definitions as last loaded (`serve` reloads them).
     public internal(set) var workload: Workload {
-        didSet { occurrencePipelines = Self.pipelines(of: workload) }
+        didSet {
+            occurrencePipelines = Self.pipelines(of: workload)
+            pruneBatch = Self.pruneBatch(of: workload)
+        }
     }
+    /// How many runs close between two prunings: a tenth of the smallest number kept, the
+    /// file's `retention:` or a periodic job's own, so no group holds more than a tenth more than
+    /// its own limit (``pruneIfDue(now:)``).
+    var pruneBatch: Int
     /// The pipelines of every occurrence's plan and their limits, made once per load and shared
     /// by them all (each plan making its own cost about 500 bytes an occurrence).
     var occurrencePipelines: (table: [String: PipelineDefinition], limits: [String: Int])
     /// Occurrences due whose needs are not final yet.
     public internal(set) var waiting: [Occurrence] = []
+    /// Occurrences due while ``ConductorOptions/maxOccurrenceRuns`` runs were under way, in the
+    /// order they fell due: each starts as a run closes. Their schedule records list them as
+    /// waiting, so a crash or a stop loses none (the next runner starts them).
+    public internal(set) var postponed = Deque<Occurrence>()
     /// The outputs of each periodic job's latest occurrence, once it succeeded: what the
     /// periodic jobs that need it receive (SPEC 5.8). Filled as occurrences end, or read from
     /// the store for one an earlier runner ran.
@@ -115,10 +127,17 @@ public struct Conductor {
         self.firstWorkload = workload
         self.workload = workload
         self.occurrencePipelines = Self.pipelines(of: workload)
+        self.pruneBatch = Self.pruneBatch(of: workload)
         self.online = online
         self.finishedRuns = finishedRuns
         self.options = options
         self.random = AnyRandomSource(random)
+    }
+
+    private static func pruneBatch(of workload: Workload) -> Int {
+        var smallest = workload.retention.runs
+        for job in workload.jobs { if let own = job.retention?.runs { smallest = min(smallest, own) } }
+        return max(1, smallest / 10)
     }
 
     private static func pipelines(of workload: Workload) -> (
@@ -139,7 +158,7 @@ public struct Conductor {
         if !stopped && !delivering.isEmpty { return false }
         guard occurrenceRuns.values.allSatisfy({ $0.scheduler.isIdle }) else { return false }
         if stopped { return true }
-        return !options.serve && main.isFinished && waiting.isEmpty
+        return !options.serve && main.isFinished && waiting.isEmpty && postponed.isEmpty
     }
 
     /// When the conductor wants to be told ``ConductorInput/tick``: the earliest backoff of
@@ -234,6 +253,7 @@ public struct Conductor {
             // An occurrence held for its needs whose job is gone never runs (its definition as
             // first loaded would otherwise start it once its needs are final).
             waiting.removeAll { !timetable.contains($0.jobID) }
+            postponed.removeAll { !timetable.contains($0.jobID) }
             tickTimetable(now: now)
         case .stop:
             stop(now: now)
@@ -338,6 +358,9 @@ public struct Conductor {
         stopped = true
         let held = waiting
         waiting = []
+        // Postponed ones stay listed as waiting in their schedule records: the next runner
+        // starts them, without a run made for each now.
+        postponed = []
         takeEverywhere([.stop], now: now)
         for occurrence in held { materialize(occurrence, now: now) }
     }

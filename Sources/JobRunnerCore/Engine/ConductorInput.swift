@@ -44,10 +44,22 @@ public struct ConductorOptions: Sendable {
     public var runnerPID: Int32
     /// The settings of each run's scheduler.
     public var scheduler: SchedulerOptions
+    /// At most this many occurrence runs under way at once; the occurrences due beyond it wait,
+    /// in the order they fell due, for one to close (nil: no limit). Each run under way costs
+    /// its scheduler and its attempt's task; 10,000 jobs falling due together would otherwise
+    /// all be made at once.
+    public var maxOccurrenceRuns: Int?
 
-    public init(serve: Bool, runnerPID: Int32, scheduler: SchedulerOptions) {
+    /// The limit a runner uses: more occurrences at once than children it may start (see the
+    /// shell's `ChildSlots`) would only wait there, holding their memory.
+    public static let defaultMaxOccurrenceRuns = 1024
+
+    public init(
+        serve: Bool, runnerPID: Int32, scheduler: SchedulerOptions, maxOccurrenceRuns: Int? = nil
+    ) {
         self.serve = serve
         self.runnerPID = runnerPID
         self.scheduler = scheduler
+        self.maxOccurrenceRuns = maxOccurrenceRuns.map { max(1, $0) }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A top-level `notify:` hook (SPEC 5.13): a command run once for each finished run of one-shot
+/// A top-level `notify:` hook (SPEC 5.13): a command or a plugin's handler run once for each finished run of one-shot
 /// jobs and each finished occurrence whose final state matches `on`.
 public struct NotifyHook: Sendable, Hashable {
     /// Which ends a hook is for.
@@ -17,8 +17,17 @@ public struct NotifyHook: Sendable, Hashable {
     public var on: Set<On>
     /// The periodic jobs (and one-shot jobs) whose runs it is for; nil: every run and occurrence.
     public var jobs: [String]?
-    /// The command: a `/bin/sh -c` string or an argv, as a job's `run:`.
+    /// The command: a `/bin/sh -c` string or an argv, as a job's `run:`; or a plugin's handler
+    /// (`plugin:`), as a job's.
     public var command: HandlerSpec
+    /// A plugin hook's `with:`.
+    public var parameters: [String: JSONValue] = [:]
+    /// Where a plugin hook's handler runs: on a plugin worker by default (`process`), so that a
+    /// crashing handler cannot take the runner down, again at each restart, while its delivery
+    /// stays stored.
+    public var isolation = Isolation.process
+    /// Where a plugin hook's `plugin:` and `with:` stand.
+    public var pluginLocations: PluginLocations?
     /// Per delivery attempt; on expiry the attempt fails.
     public var timeout: Duration
     /// Delivery attempts in all (`retry.attempts`).

@@ -131,10 +131,19 @@ extension Operator {
         }
         if explicitRun {
             return "run \(snapshot.run.id) has no job '\(name)'"
-                + Suggestion.hint(for: name, in: snapshot.run.jobIDs)
+                + Self.hintOrList(for: name, in: snapshot.run.jobIDs)
         }
         if periodic.contains(name) { return "\(name) has no occurrence that ran yet" }
-        return "no job '\(name)'" + Suggestion.hint(for: name, in: snapshot.run.jobIDs + periodic.sorted())
+        return "no job '\(name)'" + Self.hintOrList(for: name, in: snapshot.run.jobIDs + periodic.sorted())
+    }
+
+    /// A did-you-mean for `name`, or, with none close enough, the first few ids it could have
+    /// been, so the reader need not run `status` to find them.
+    static func hintOrList(for name: String, in ids: [String]) -> String {
+        let hint = Suggestion.hint(for: name, in: ids)
+        guard hint.isEmpty, !ids.isEmpty else { return hint }
+        let shown = ids.prefix(8).joined(separator: ", ")
+        return "; the jobs are \(shown)\(ids.count > 8 ? " and \(ids.count - 8) more" : "")"
     }
 
     /// Applies the requests for `names` to one run: through the runner at work, else here.
@@ -156,13 +165,35 @@ extension Operator {
         }
         let which = occurrence ? " (occurrence \(runID))" : ""
         if hold.runnerWorks {
+            // The runner stores its answers in the commit that takes the requests: read from
+            // the events committed after this one.
+            let since = try await reader.latestEventSequence()
             try await store.post(requests, runID: key)
             // Woken, the runner reads them at once; it also reads them whenever it starts.
             await waker.wakeRunner()
             let runner = hold.runnerPID.map { "the runner (pid \($0))" } ?? "the runner"
             guard try await runnerLeft(requests, in: key, say: say) else {
-                say(.message("asked \(runner) to \(verb) \(names.joined(separator: ", "))\(which)"))
-                return .done
+                let answers = try await self.answers(to: requests, after: since)
+                var refused = false
+                for request in requests {
+                    let job = request.jobID
+                    switch answers[request.id] {
+                    case .applied(let what):
+                        say(.message(occurrence ? "occurrence \(runID): \(what)" : what))
+                    case .terminating:
+                        say(
+                            .message(
+                                "\(job)\(which) \(kind == .cancel ? "cancelled" : "skipped"): \(runner) ends its running attempt"
+                            ))
+                    case .refused(let why):
+                        say(.problem("cannot \(verb) \(job)\(which): \(why)"))
+                        refused = true
+                    case nil:
+                        // Its answer was let go among many newer events: the request was taken.
+                        say(.message("asked \(runner) to \(verb) \(job)\(which); it took the request"))
+                    }
+                }
+                return refused ? .refused : .done
             }
             // It ended without them (its run had just closed): applied here instead, as no
             // runner can start while the operator lock is held.
@@ -192,7 +223,7 @@ extension Operator {
                 say(.problem("cannot \(verb) \(request.jobID)\(which): \(why)"))
                 refused = true
             case .applied(let what):
-                try await store.commit(decision.changes, under: claim.get())
+                try await store.commit(decision.changes + decision.reports(masking: nil), under: claim.get())
                 // A dead runner may have left the attempt's processes behind.
                 for case .endAttempt(_, let jobID, let attempt, let pid, let startTime) in decision.effects {
                     await orphans.terminate(
@@ -216,6 +247,27 @@ extension Operator {
                             : "the next `jobrunner run` resumes run \(changedRun.id)"))
         }
         return refused ? .refused : .done
+    }
+
+    /// The runner's answers to `requests`, by request id, from the events committed after
+    /// `sequence` (the runner stores them in the commit that takes the requests).
+    private func answers(to requests: [OperatorRequest], after sequence: UInt64)
+        async throws(StoreError) -> [UInt64: OperatorResult]
+    {
+        var wanted = Set(requests.map(\.id))
+        var found: [UInt64: OperatorResult] = [:]
+        var last = sequence
+        while !wanted.isEmpty {
+            let events = try await store.events(after: last, limit: 512)
+            guard let newest = events.last else { break }
+            for event in events {
+                if case .answer(let answer) = event.change, wanted.remove(answer.request.id) != nil {
+                    found[answer.request.id] = answer.result
+                }
+            }
+            last = newest.sequence
+        }
+        return found
     }
 
     /// Whether the runner went away with `requests` still stored (under `key`), looked at a few
@@ -261,15 +313,48 @@ extension Operator {
             if let current = try await reader.currentRunID() {
                 oneShot = try await reader.run(current)?.jobIDs ?? []
             }
-            let periodic = Array(try await reader.schedules().keys)
-            if let problem = PeriodicTrigger.problem(with: names, periodic: periodic, oneShot: oneShot) {
+            let schedules = try await reader.schedules()
+            if let problem = PeriodicTrigger.problem(
+                with: names, periodic: Array(schedules.keys), oneShot: oneShot)
+            {
                 say(.problem(problem))
                 return .notFound(exitStatus: 1)
             }
-            let outcomes = try await PeriodicTrigger.trigger(names, reader: reader, waker: waker) { pid in
+            var refused = false
+            // With no runner, a request is stored for the next one, which first resumes the
+            // occurrences left unfinished (one `retry` reopened, say): what it will answer then is
+            // said now, rather than a promise it breaks.
+            var notes: [String: String] = [:]
+            var accepted = names
+            if !(await reader.runnerWorks()) {
+                let unfinished = try await reader.runs().filter {
+                    $0.occurrenceOf != nil && !$0.state.isFinal
+                }
+                for name in names {
+                    guard let open = unfinished.last(where: { $0.occurrenceOf == name }) else { continue }
+                    switch schedules[name]?.overlap {
+                    case .skip:
+                        say(
+                            .problem(
+                                "cannot trigger \(name): occurrence \(open.id) is unfinished, the next runner resumes it first, and under overlap: skip a trigger while it runs is refused; let it finish, or `jobrunner cancel \(name)` first"
+                            ))
+                        refused = true
+                        accepted.removeAll { $0 == name }
+                    case .queue:
+                        notes[name] =
+                            "; it waits behind occurrence \(open.id), which that runner resumes first"
+                    case .replace:
+                        notes[name] = "; it replaces occurrence \(open.id), which that runner resumes first"
+                    case nil:
+                        notes[name] =
+                            "; occurrence \(open.id) is unfinished and is resumed first: under overlap: skip (the default) the trigger is then refused"
+                    }
+                }
+            }
+            if accepted.isEmpty { return .refused }
+            let outcomes = try await PeriodicTrigger.trigger(accepted, reader: reader, waker: waker) { pid in
                 say(.notice("waiting for the runner\(pid.map { " (pid \($0))" } ?? "") to take the request"))
             }
-            var refused = false
             for (job, outcome) in outcomes {
                 switch outcome {
                 case .started(let runID):
@@ -279,7 +364,7 @@ extension Operator {
                 case .stored(let runID):
                     say(
                         .message(
-                            "stored: no runner works on \(place); the next `jobrunner serve` or `jobrunner run` starts \(job) first (occurrence \(runID))"
+                            "stored: no runner works on \(place); the next `jobrunner serve` or `jobrunner run` starts \(job) first (occurrence \(runID))\(notes[job] ?? "")"
                         ))
                 case .refused(let why):
                     say(.problem("cannot trigger \(job): \(why)"))

@@ -32,6 +32,10 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
     /// The waiting dates (of ``backlog`` and ``queued``) that `jobrunner trigger` asked for:
     /// they are recorded `manual` when they run (SPEC 5.12).
     public var triggered: [Date] = []
+    /// The job's `overlap` as the runner that wrote this record had it: what a `trigger` stored
+    /// while no runner works meets when an occurrence is unfinished. Nil in a record written
+    /// before it was kept.
+    public var overlap: Overlap?
 
     public init(jobID: String, anchor: Date, lastScheduled: Date? = nil, schedule: String) {
         self.jobID = jobID
@@ -45,7 +49,7 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case jobID, anchor, lastScheduled, schedule, lastResult, lastRunID, nextDue, backlog, queued,
-            triggered
+            triggered, overlap
     }
 
     /// Decodes a stored record; one written before the waiting dates were stored has none.
@@ -61,5 +65,21 @@ public struct ScheduleRecord: Sendable, Hashable, Codable {
         backlog = try container.decodeIfPresent([Date].self, forKey: .backlog) ?? []
         queued = try container.decodeIfPresent(Date.self, forKey: .queued)
         triggered = try container.decodeIfPresent([Date].self, forKey: .triggered) ?? []
+        overlap = try container.decodeIfPresent(String.self, forKey: .overlap).flatMap(Overlap.init)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(jobID, forKey: .jobID)
+        try container.encode(anchor, forKey: .anchor)
+        try container.encodeIfPresent(lastScheduled, forKey: .lastScheduled)
+        try container.encode(schedule, forKey: .schedule)
+        try container.encodeIfPresent(lastResult, forKey: .lastResult)
+        try container.encodeIfPresent(lastRunID, forKey: .lastRunID)
+        try container.encodeIfPresent(nextDue, forKey: .nextDue)
+        try container.encode(backlog, forKey: .backlog)
+        try container.encodeIfPresent(queued, forKey: .queued)
+        try container.encode(triggered, forKey: .triggered)
+        try container.encodeIfPresent(overlap?.rawValue, forKey: .overlap)
     }
 }

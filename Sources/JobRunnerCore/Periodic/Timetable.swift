@@ -167,6 +167,7 @@ public struct Timetable {
                 // First seen: its first occurrence is due now.
                 var record = ScheduleRecord(
                     jobID: id, anchor: now, lastScheduled: now, schedule: job.scheduleText)
+                record.overlap = job.overlap
                 record.nextDue = job.schedule.nextFireDate(
                     after: record.lastScheduled ?? now, anchor: record.anchor)
                 records[id] = record
@@ -174,6 +175,13 @@ public struct Timetable {
                 _ = settled(id)
                 decision.records.append(records[id] ?? record)
                 continue
+            }
+            // Kept for `trigger` without a runner: stored with this record's next change below,
+            // or alone.
+            let overlapChanged = record.overlap != job.overlap
+            if overlapChanged {
+                record.overlap = job.overlap
+                records[id] = record
             }
             if record.schedule != job.scheduleText {
                 // A changed schedule counts from now: its next date is its first after now.
@@ -187,7 +195,10 @@ public struct Timetable {
                 continue
             }
             let due = dueDates(of: job, record: record, now: now)
-            guard let last = due.last else { continue }
+            guard let last = due.last else {
+                if overlapChanged { decision.records.append(record) }
+                continue
+            }
             record.lastScheduled = last
             record.nextDue = job.schedule.nextFireDate(
                 after: record.lastScheduled ?? now, anchor: record.anchor)

@@ -45,14 +45,29 @@ public struct CommittedEvent: Sendable, Hashable {
         /// Events up to `through` were let go before this reader read them: the reader reads
         /// the state afresh through the read model (only ever made by a reader, never stored).
         case missed(through: UInt64)
+        /// An event of SPEC 5.10 that the commit reports, as `--events` writes it
+        /// (``StoreChange/recordEvents(_:)``).
+        case event(RunEvent)
+        /// What became of an operator request the commit took (``StoreChange/recordAnswers(_:)``).
+        case answer(OperatorAnswer)
     }
 
     /// How many events a store keeps; the oldest go first.
     public static let kept: UInt64 = 100_000
 
-    /// The event a change makes, if any.
-    public static func change(of change: StoreChange) -> Change? {
+    /// The events a change makes, in order.
+    public static func changes(of change: StoreChange) -> [Change] {
         switch change {
+        case .recordEvents(let events): events.map(Change.event)
+        case .recordAnswers(let answers): answers.map(Change.answer)
+        default: Self.change(of: change).map { [$0] } ?? []
+        }
+    }
+
+    /// The event a change of one row makes, if any.
+    private static func change(of change: StoreChange) -> Change? {
+        switch change {
+        case .recordEvents, .recordAnswers: nil
         case .putRun(let run): .run(id: run.id, state: run.state)
         case .setCurrentRun(let id): .currentRun(id: id)
         case .putJob(let runID, let job):
@@ -136,6 +151,51 @@ extension CommittedEvent {
                 item("schedule") { $0.member("job", record.jobID) }
             case .deleteRun(let id):
                 item("deleted") { $0.member("run", id) }
+            case .recordEvents(let events):
+                for event in events { add(event) }
+            case .recordAnswers(let answers):
+                for answer in answers { add(answer) }
+            }
+        }
+
+        private mutating func add(_ event: RunEvent) {
+            item("ev") {
+                $0.member("time", event.time)
+                $0.member("run", event.run)
+                $0.member("job", event.job)
+                $0.member("n", event.attempt)
+                $0.member("kind", event.kind.rawValue)
+                $0.member("reason", event.reason)
+                $0.member("code", event.exitCode)
+                $0.member("delay", event.delay.map(\.seconds))
+                $0.member("key", event.key)
+                $0.member("value", event.value)
+                $0.member("state", event.state)
+                $0.member("name", event.pipeline)
+                $0.member("at", event.occurrence)
+                $0.member("hook", event.hook)
+            }
+        }
+
+        private mutating func add(_ answer: OperatorAnswer) {
+            let request = answer.request
+            item("answer") {
+                $0.member("id", request.id)
+                $0.member("kind", request.kind.rawValue)
+                $0.member("job", request.jobID)
+                $0.member("time", request.requestedAt)
+                $0.member("run", request.runID)
+                switch answer.result {
+                case .applied(let words):
+                    $0.member("state", "applied")
+                    $0.member("reason", words)
+                case .terminating(let jobID):
+                    $0.member("state", "terminating")
+                    $0.member("reason", jobID)
+                case .refused(let words):
+                    $0.member("state", "refused")
+                    $0.member("reason", words)
+                }
             }
         }
 
@@ -181,6 +241,14 @@ extension CommittedEvent {
         var name: String?
         var id: UInt64?
         var kind: String?
+        var time: Date?
+        var reason: String?
+        var code: Int32?
+        var delay: Double?
+        var key: String?
+        var value: String?
+        var at: Date?
+        var hook: String?
 
         func change() throws -> Change {
             func need<Value>(_ value: Value?) throws -> Value {
@@ -207,6 +275,25 @@ extension CommittedEvent {
             case "taken": return .requestTaken(runID: try need(run), id: try need(id))
             case "schedule": return .schedule(jobID: try need(job))
             case "deleted": return .runDeleted(id: try need(run))
+            case "ev":
+                return .event(
+                    RunEvent(
+                        time: try need(time), run: try need(run), job: job, attempt: n,
+                        kind: try need(kind.flatMap(RunEvent.Kind.init)), reason: reason, exitCode: code,
+                        delay: delay.map { Duration.seconds($0) }, key: key, value: value, state: state,
+                        pipeline: name, occurrence: at, hook: hook))
+            case "answer":
+                let request = OperatorRequest(
+                    id: try need(id), kind: try need(kind.flatMap(OperatorRequest.Kind.init)),
+                    jobID: try need(job), requestedAt: try need(time), runID: run)
+                let words = try need(reason)
+                let result: OperatorResult =
+                    switch try need(state) {
+                    case "applied": .applied(words)
+                    case "terminating": .terminating(jobID: words)
+                    default: .refused(words)
+                    }
+                return .answer(OperatorAnswer(request: request, result: result))
             default:
                 throw DecodingError.dataCorrupted(
                     .init(codingPath: [], debugDescription: "an event of kind \(t)"))

@@ -56,7 +56,11 @@ public struct ReadModel: Sendable {
                 $0.occurrenceOf == job || ($0.occurrenceOf == nil && $0.jobIDs.contains(job))
             }
         }
-        for run in runs.sorted(by: { $0.startedAt > $1.startedAt }).prefix(limit) {
+        // An occurrence by its date: missed ones, recorded together when a runner came back,
+        // share the moment they were recorded, and sorted by it the newest were cut by `limit`.
+        func date(_ run: RunRecord) -> Date { run.scheduledAt ?? run.startedAt }
+        let newestFirst = runs.sorted { date($0) != date($1) ? date($0) > date($1) : $0.id > $1.id }
+        for run in newestFirst.prefix(limit) {
             // The states alone: no job is read whole.
             let overview = try await store.overview(
                 runID: run.id, listing: { _, _ in false }, withOutputs: false)
@@ -92,6 +96,9 @@ public struct ReadModel: Sendable {
             view.underWay = try await occurrencesUnderWay(schedules, pipelines: pipelines)
         }
         if overview.run.occurrenceOf == nil { view.replaced = current != overview.run.id }
+        view.pendingRequests =
+            (try await store.requests(runID: OperatorRequest.periodicRequests)
+            + store.requests(runID: runID)).sorted { $0.id < $1.id }
         return view
     }
 

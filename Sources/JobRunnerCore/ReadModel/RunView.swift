@@ -54,6 +54,9 @@ public struct RunView: Sendable {
     public var schedules: [String: ScheduleRecord] = [:]
     /// Each periodic job's occurrence under way, if it has one (SPEC 5.12), by job id.
     public var underWay: [String: OccurrenceUnderWay] = [:]
+    /// Operator requests stored and not taken yet, oldest first: this run's, and the triggers
+    /// and the requests about occurrences that wait for a runner (``OperatorRequest/periodicRequests``).
+    public var pendingRequests: [OperatorRequest] = []
 
     /// A periodic job's occurrence under way: one with a run that is not final (running,
     /// waiting, or left by a runner that stopped), or one decided that has no run yet (queued

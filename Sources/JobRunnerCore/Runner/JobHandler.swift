@@ -14,6 +14,8 @@ public struct AttemptRequest: Sendable {
     /// Called once the attempt's process exists, with its pid, so a restarted runner can
     /// end it if this one dies.
     public var onSpawn: @Sendable (_ pid: Int32) -> Void
+    /// For a `notify:` hook's plugin call: the finished run it is about; nil for a job's attempt.
+    public var notification: HookNotification?
 
     public init(
         runID: String, job: JobDefinition, attempt: Int, logPath: String, workDirectory: String,
@@ -29,9 +31,35 @@ public struct AttemptRequest: Sendable {
     }
 }
 
+/// What a `notify:` hook is told about the finished run (SPEC 5.13): a shell hook's
+/// `JOBRUNNER_NOTIFY_*` variables, a plugin hook's request.
+public struct HookNotification: Sendable, Hashable {
+    public var run: String
+    /// `succeeded` or `failed`.
+    public var state: String
+    /// The periodic job of an occurrence; empty for a run of one-shot jobs.
+    public var job: String
+    /// The failed, blocked and cancelled job ids.
+    public var failed: [String]
+    /// The file holding the run's `status --json`.
+    public var summary: String
+
+    public init(run: String, state: String, job: String, failed: [String], summary: String) {
+        self.run = run
+        self.state = state
+        self.job = job
+        self.failed = failed
+        self.summary = summary
+    }
+}
+
 /// How an attempt ended, as the handler saw it: its ``AttemptEnd`` (what happened and why) and
 /// what it handed back.
 public struct AttemptResult: Sendable, Hashable, Codable {
+    /// At most this many bytes of outputs per job (SPEC 5.7), counted as a shell job writes
+    /// them: each `key=value` and its line break. More fails the attempt, for every handler.
+    public static let outputLimit = 1 << 20
+
     /// How it ended, with its reason.
     public var end: AttemptEnd
     /// The exit status of the job's process: the one ``end`` gives (an exit, a plugin's process
@@ -42,6 +70,9 @@ public struct AttemptResult: Sendable, Hashable, Codable {
     public var outputs: [String: String]
     /// A delay that replaces the backoff before the next attempt (`retry-after=`).
     public var retryAfter: Duration?
+    /// Why the attempt's log is not all it printed, when it is not: `its log could not be
+    /// written: No space left on device (4096 bytes lost)`. Kept in the attempt's record.
+    public var logProblem: String?
 
     /// A result that ended as `end` says.
     /// - Parameter exitCode: the exit status when `end` does not give it (a shell job's 0).
@@ -59,6 +90,11 @@ public struct AttemptResult: Sendable, Hashable, Codable {
     public var outcome: AttemptOutcome { end.outcome }
     /// The signal that ended the job's process, when one did.
     public var signal: Int32? { end.signal }
+
+    /// The bytes `outputs` take as `key=value` lines, the measure of ``outputLimit``.
+    public static func size(of outputs: [String: String]) -> Int {
+        outputs.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 }
+    }
 
     /// A process that exited 0 with no outputs.
     public static let succeeded = AttemptResult(.succeeded, exitCode: 0)

@@ -118,11 +118,16 @@ public struct MaskingObserver: RunObserver {
     public func record(_ event: RunEvent) {
         let masker = secrets.masker
         guard !masker.isEmpty else { return inner.record(event) }
+        inner.record(Self.masked(event, with: masker))
+    }
+
+    /// `event` with its texts masked: what `--events` writes and the store keeps of it.
+    public static func masked(_ event: RunEvent, with masker: SecretMasker) -> RunEvent {
         var masked = event
         masked.reason = event.reason.map(masker.mask)
         masked.key = event.key.map(masker.mask)
         masked.value = event.value.map(masker.mask)
-        inner.record(masked)
+        return masked
     }
 
     public func missed(jobID: String, count: Int, catchUp: CatchUp, time: Date) {

@@ -67,10 +67,18 @@ extension Runner {
         }
         var idRandom = random
         var runID = Self.makeRunID(now: now, random: &idRandom)
-        // Two runs started in the same millisecond must not share an id (one would overwrite
-        // the other's records).
-        while try await store.base.snapshot(runID: runID) != nil {
-            runID = Self.makeRunID(now: now, random: &idRandom)
+        if plan.jobs.isEmpty, let current, let record = try await store.base.run(id: current),
+            record.jobIDs.isEmpty, record.occurrenceOf == nil
+        {
+            // Periodic jobs alone: the run of one-shot jobs has none, and the empty one of the
+            // last start is opened again rather than one more listed (and kept) per start.
+            runID = current
+        } else {
+            // Two runs started in the same millisecond must not share an id (one would
+            // overwrite the other's records).
+            while try await store.base.snapshot(runID: runID) != nil {
+                runID = Self.makeRunID(now: now, random: &idRandom)
+            }
         }
         let (scheduler, opening) = Scheduler.newRun(
             plan: plan, runID: runID, runnerPID: options.runnerPID, suspended: suspended,

@@ -232,7 +232,9 @@ extension Runner {
             commitSubmitted = .now
             let mailbox = runner.mailbox
             let effects = decision.effects
-            runner.store.submit(decision.changes) { result in mailbox.yieldFirst(.durable(result, effects)) }
+            runner.store.submit(decision.changes + decision.reports(masking: runner.options.secrets)) {
+                result in mailbox.yieldFirst(.durable(result, effects))
+            }
         }
 
         private func stop(_ signal: Int32) {

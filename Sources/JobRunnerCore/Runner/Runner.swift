@@ -22,6 +22,12 @@ public struct RunnerOptions: Sendable {
     public var serve: Bool
     /// When decisions are handed to the store (``CommitPacing``).
     public var commitPacing: CommitPacing.Policy
+    /// At most this many occurrence runs of periodic jobs under way at once
+    /// (``ConductorOptions/maxOccurrenceRuns``).
+    public var maxOccurrenceRuns: Int? = ConductorOptions.defaultMaxOccurrenceRuns
+    /// The secrets masked in the events each commit keeps (``Decision/reports(masking:)``), as
+    /// the observer masks them for `--events`.
+    public var secrets: Secrets?
 
     public init(
         maxRunning: Int? = nil, startNewRun: Bool = false, logDirectory: String, runnerPID: Int32,
@@ -249,7 +255,8 @@ public final class Runner: Sendable {
             workload: workload, online: known.isEmpty,
             finishedRuns: FinishedRuns(try await queueStore.runs()),
             options: ConductorOptions(
-                serve: options.serve, runnerPID: options.runnerPID, scheduler: schedulerOptions),
+                serve: options.serve, runnerPID: options.runnerPID, scheduler: schedulerOptions,
+                maxOccurrenceRuns: options.maxOccurrenceRuns),
             // A stream of its own: the run of one-shot jobs draws its jitter from `random`.
             random: randomSeed.map { SeededRandomSource(seed: $0 ^ 0x6F63_6375_7272_656E) }
                 ?? SystemRandomSource())
@@ -279,7 +286,7 @@ public final class Runner: Sendable {
 
         if let failure = pump.storeFailure { throw failure }
         let closing = pump.closeAll()
-        try await store.commit(closing.changes)
+        try await store.commit(closing.changes + closing.reports(masking: options.secrets))
         for event in closing.events { observer.record(event) }
         let main = pump.main
         return RunSummary(

@@ -173,6 +173,8 @@ extension Scheduler {
         attempt.exitCode = result.exitCode
         attempt.signal = result.signal
         attempt.reason = result.end.recordedReason
+        attempt.logProblem = result.logProblem
+        record.logProblem = result.logProblem
         record.exitCode = result.exitCode
         record.crashedInARow = 0
         if let reason = stopRequests.removeValue(forKey: jobID), result.outcome != .succeeded {

@@ -82,6 +82,11 @@ public struct AttemptOrder: Sendable, Hashable {
 public struct OperatorAnswer: Sendable, Hashable {
     public var request: OperatorRequest
     public var result: OperatorResult
+
+    public init(request: OperatorRequest, result: OperatorResult) {
+        self.request = request
+        self.result = result
+    }
 }
 
 /// What an operator request did.
@@ -111,6 +116,23 @@ public struct Decision: Sendable {
         changes.append(contentsOf: other.changes)
         effects.append(contentsOf: other.effects)
         answers.append(contentsOf: other.answers)
+    }
+
+    /// What the commit of ``changes`` keeps among its committed events besides: the events it
+    /// reports (a new run's `queued` events come as one `jobs-opened`, made from its jobs'
+    /// records), masked as `--events` writes them, and the answers to operator requests.
+    public func reports(masking secrets: Secrets?) -> [StoreChange] {
+        var reports: [StoreChange] = []
+        var events: [RunEvent] = []
+        for case .emit(let event) in effects { events.append(event) }
+        if !events.isEmpty {
+            if let masker = secrets?.masker, !masker.isEmpty {
+                events = events.map { MaskingObserver.masked($0, with: masker) }
+            }
+            reports.append(.recordEvents(events))
+        }
+        if !answers.isEmpty { reports.append(.recordAnswers(answers)) }
+        return reports
     }
 
     /// The events among the effects, in order.

@@ -101,6 +101,11 @@ extension AttemptEnd.Refusal {
         case .oversizedFrame(let length, let limit, let beforeReady):
             "\(AttemptEnd.PluginProcess.worker.words) sent a response of \(length) bytes, more than \(limit)"
                 + (beforeReady ? " before it was ready" : "")
+        case .pluginOutputsTooLarge(let written, let limit):
+            "outputs too large: the plugin's response carries \(written) bytes of outputs, at most \(limit) allowed"
+        case .controlTooLarge(let written, let limit):
+            "JOBRUNNER_CONTROL too large: at least \(written) bytes written, at most \(limit) allowed; "
+                + "nothing in it was read (a skip= or retry-after= line takes one short line)"
         }
     }
 }

@@ -97,6 +97,11 @@ public enum AttemptEnd: Sendable, Hashable, Codable {
         /// A plugin's worker announced a frame of `length` bytes, more than the `limit` a frame
         /// may have.
         case oversizedFrame(length: Int, limit: Int, beforeReady: Bool)
+        /// A plugin's response carries outputs of `written` bytes (each `key=value` and a line
+        /// break, as a shell job writes them), more than the `limit` a job's outputs may have.
+        case pluginOutputsTooLarge(written: Int, limit: Int)
+        /// A shell job wrote more to `JOBRUNNER_CONTROL` than `limit` bytes: at least `written`.
+        case controlTooLarge(written: Int, limit: Int)
     }
 
     /// Why an attempt's work could not be started.
@@ -176,7 +181,8 @@ public enum AttemptEnd: Sendable, Hashable, Codable {
 extension AttemptEnd.Refusal {
     fileprivate func mappingTexts(_ transform: (String) -> String) -> Self {
         switch self {
-        case .outputsTooLarge, .responseTooLarge, .oversizedFrame: self
+        case .outputsTooLarge, .responseTooLarge, .oversizedFrame, .pluginOutputsTooLarge, .controlTooLarge:
+            self
         case .malformedOutput(let line, let text): .malformedOutput(line: line, text: transform(text))
         case .responseNotJSON(let text): .responseNotJSON(transform(text))
         }

@@ -18,6 +18,8 @@ public struct JobProgress: Sendable, Hashable {
     public var finishedAt: Date?
     public var nextAttemptAt: Date?
     public var waitingSince: Date?
+    /// Why its latest attempt's log is not all it printed (``JobRecord/logProblem``).
+    public var logProblem: String?
 
     public init(
         jobID: String, occurrence: String = "", state: JobState, reason: JobReason? = nil, attempts: Int = 0,
@@ -49,13 +51,14 @@ public struct JobProgress: Sendable, Hashable {
             firstStartedAt: record.firstStartedAt,
             startedAt: record.startedAt, finishedAt: record.finishedAt, nextAttemptAt: record.nextAttemptAt,
             waitingSince: record.waitingSince)
+        logProblem = record.logProblem
     }
 
     /// Whether it is what a new run starts a job with: pending, never started, nothing to say.
     var isUntouched: Bool {
         state == .pending && occurrence.isEmpty && reason == nil && attempts == 0 && uncountedAttempts == 0
             && crashedInARow == 0 && exitCode == nil && firstStartedAt == nil && startedAt == nil
-            && finishedAt == nil && nextAttemptAt == nil && waitingSince == nil
+            && finishedAt == nil && nextAttemptAt == nil && waitingSince == nil && logProblem == nil
     }
 }
 
@@ -75,6 +78,7 @@ extension JobRecord {
         finishedAt = progress.finishedAt
         nextAttemptAt = progress.nextAttemptAt
         waitingSince = progress.waitingSince
+        logProblem = progress.logProblem
     }
 }
 

@@ -65,6 +65,9 @@ public struct JobRecord: Sendable, Hashable, Codable {
     public var allowFailure = false
     /// `when` as last loaded.
     public var when = RunCondition.success
+    /// Why its latest ended attempt's log is not all that attempt printed (a full disk), as
+    /// ``AttemptRecord/logProblem`` says; nil when it is.
+    public var logProblem: String?
 
     public init(
         jobID: String, occurrence: String = "", pipeline: String, needs: [String] = [], maxAttempts: Int? = 1,
@@ -117,7 +120,7 @@ extension JobRecord {
     private enum CodingKeys: String, CodingKey {
         case jobID, occurrence, pipeline, needs, maxAttempts, state, reason, attempts, uncountedAttempts
         case crashedInARow, exitCode, firstStartedAt, startedAt, finishedAt, nextAttemptAt, waitingSince
-        case allowFailure, when
+        case allowFailure, when, logProblem
     }
 
     /// Reads a record; the reason is stored as its words and read back knowing the state.
@@ -144,6 +147,7 @@ extension JobRecord {
         waitingSince = try values.decodeIfPresent(Date.self, forKey: .waitingSince)
         allowFailure = try values.decodeIfPresent(Bool.self, forKey: .allowFailure) ?? false
         when = try values.decodeIfPresent(RunCondition.self, forKey: .when) ?? .success
+        logProblem = try values.decodeIfPresent(String.self, forKey: .logProblem)
     }
 
     /// Writes a record with its reason as words: the members `RecordJSON` writes, and the ones it
@@ -168,6 +172,7 @@ extension JobRecord {
         try values.encodeIfPresent(waitingSince, forKey: .waitingSince)
         if allowFailure { try values.encode(allowFailure, forKey: .allowFailure) }
         if when != .success { try values.encode(when, forKey: .when) }
+        try values.encodeIfPresent(logProblem, forKey: .logProblem)
     }
 }
 
@@ -190,11 +195,15 @@ public struct AttemptRecord: Sendable, Hashable, Codable {
     /// tells a reused pid from ours.
     public var pidStartTime: UInt64?
     public var logPath: String?
+    /// Why the attempt's log is not all it printed (a full disk), when it is not; nil for a
+    /// log that holds all it was given (SPEC 5.2's cut included).
+    public var logProblem: String?
 
     public init(
         jobID: String, occurrence: String = "", number: Int, outcome: AttemptOutcome? = nil,
         startedAt: Date, finishedAt: Date? = nil, exitCode: Int32? = nil, signal: Int32? = nil,
-        reason: String? = nil, pid: Int32? = nil, pidStartTime: UInt64? = nil, logPath: String? = nil
+        reason: String? = nil, pid: Int32? = nil, pidStartTime: UInt64? = nil, logPath: String? = nil,
+        logProblem: String? = nil
     ) {
         self.jobID = jobID
         self.occurrence = occurrence
@@ -208,6 +217,7 @@ public struct AttemptRecord: Sendable, Hashable, Codable {
         self.pid = pid
         self.pidStartTime = pidStartTime
         self.logPath = logPath
+        self.logProblem = logProblem
     }
 }
 

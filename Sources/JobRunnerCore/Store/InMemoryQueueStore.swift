@@ -100,7 +100,7 @@ public final class InMemoryQueueStore: QueueStore {
         state.commits += 1
         let now = Date()
         for change in changes {
-            if let event = CommittedEvent.change(of: change) {
+            for event in CommittedEvent.changes(of: change) {
                 state.lastSequence += 1
                 state.events.append(
                     CommittedEvent(sequence: state.lastSequence, committedAt: now, change: event))
@@ -126,6 +126,7 @@ public final class InMemoryQueueStore: QueueStore {
             case .putRequest(let runID, let request):
                 state.requests[runID, default: [:]][request.id] = request
             case .deleteRequest(let runID, let id): state.requests[runID]?[id] = nil
+            case .recordEvents, .recordAnswers: break
             }
         }
         let kept = Int(CommittedEvent.kept)

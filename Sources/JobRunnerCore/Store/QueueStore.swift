@@ -17,6 +17,13 @@ public enum StoreChange: Sendable, Hashable {
     case putSchedule(ScheduleRecord)
     /// Deletes a run and every row of it (jobs, attempts, outputs, requests): pruning.
     case deleteRun(String)
+    /// The events (SPEC 5.10) this commit reports, as `--events` writes them: kept only among
+    /// the commit's committed events (``CommittedEvent/Change/event(_:)``), no row of their own,
+    /// so `GET /events` streams the same documents, from any process, and resumes them.
+    case recordEvents([RunEvent])
+    /// What became of the operator requests this commit takes (and deletes): kept only among its
+    /// committed events, where the command that posted them reads the runner's answer.
+    case recordAnswers([OperatorAnswer])
 }
 
 /// Everything stored about one run.

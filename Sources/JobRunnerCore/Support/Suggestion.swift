@@ -1,5 +1,6 @@
 /// Suggests the closest known word for a misspelt one ("did you mean"): case is ignored, and
-/// a word qualifies within one edit for names up to 3 characters, two up to 8, three beyond.
+/// a word qualifies within one edit for names up to 3 characters, two up to 8, three beyond. Two
+/// neighbouring characters swapped count as one edit (`bda` for `bad`), as a typist makes them.
 public enum Suggestion {
     public static func closest(to word: String, in candidates: [String]) -> String? {
         let lowered = Array(word.lowercased().unicodeScalars)
@@ -24,6 +25,7 @@ public enum Suggestion {
     /// The buffers one search reuses.
     private struct Scratch {
         var other: [Unicode.Scalar] = []
+        var older: [Int] = []
         var previous: [Int] = []
         var current: [Int] = []
     }
@@ -39,17 +41,23 @@ public enum Suggestion {
         rows.previous.append(contentsOf: 0...b.count)
         rows.current.removeAll(keepingCapacity: true)
         rows.current.append(contentsOf: repeatElement(0, count: b.count + 1))
+        rows.older.removeAll(keepingCapacity: true)
+        rows.older.append(contentsOf: repeatElement(0, count: b.count + 1))
         for i in 1...a.count {
             rows.current[0] = i
             var smallest = i
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                let value = Swift.min(
+                var value = Swift.min(
                     rows.previous[j] + 1, rows.current[j - 1] + 1, rows.previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    value = Swift.min(value, rows.older[j - 2] + 1)
+                }
                 rows.current[j] = value
                 smallest = Swift.min(smallest, value)
             }
             if smallest > limit { return nil }
+            swap(&rows.older, &rows.previous)
             swap(&rows.previous, &rows.current)
         }
         let distance = rows.previous[b.count]

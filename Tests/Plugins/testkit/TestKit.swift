@@ -1,5 +1,6 @@
 import Foundation
 import JobRunnerPluginAPI
+import JobRunnerPluginLogging
 import Logging
 import Synchronization
 
@@ -148,12 +149,47 @@ struct Record: PluginHandler {
     }
 }
 
+/// A `notify:` hook's handler: appends what its request says about the finished run to `file`
+/// as one line, `hook=NAME run=ID state=S job=[J] failed=[A B] summary=yes|no`. With `waitFor`,
+/// first touches `file.started`, then waits until `waitFor` exists: a delivery a test can kill
+/// its runner in the middle of.
+struct Notified: PluginHandler {
+    struct Parameters: Decodable, Sendable {
+        var file: String
+        var waitFor: String?
+    }
+    static let name = "notified"
+
+    func run(_ context: HandlerContext<Parameters>) async throws -> HandlerResult {
+        guard let notification = context.notification else { return .failed("called without a notification") }
+        func place(_ file: String) -> String {
+            file.hasPrefix("/") ? file : context.workingDirectory + "/" + file
+        }
+        let path = place(context.parameters.file)
+        if let go = context.parameters.waitFor.map(place) {
+            _ = FileManager.default.createFile(atPath: path + ".started", contents: nil)
+            while !FileManager.default.fileExists(atPath: go) { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let summary = FileManager.default.fileExists(atPath: notification.summary) ? "yes" : "no"
+        let line =
+            "hook=\(context.jobID) run=\(notification.run) state=\(notification.state) job=[\(notification.job)] "
+            + "failed=[\(notification.failed.joined(separator: " "))] summary=\(summary)\n"
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return .failed("cannot open \(path)") }
+        defer { close(descriptor) }
+        let bytes = Array(line.utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        context.log("notified about \(notification.run)")
+        return .succeeded
+    }
+}
+
 @_cdecl("jobrunner_plugin_v1")
 public func jobrunnerPlugin() -> UnsafeRawPointer {
     Plugin.export(
         name: "testkit", version: "0.1.0",
         handlers: [
             Echo.self, Flaky.self, Throws.self, Skip.self, Crash.self, Sleep.self, Chatter.self, WhoAmI.self,
-            Record.self,
+            Record.self, Notified.self,
         ])
 }

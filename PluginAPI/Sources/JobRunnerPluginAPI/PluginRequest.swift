@@ -20,11 +20,13 @@ public struct PluginRequest<Parameters> {
     public var log: String?
     /// The job's working directory.
     public var workdir: String
+    /// For a `notify:` hook's call: the finished run it is about; nil for a job's attempt.
+    public var notify: PluginNotification?
 
     /// A request with every member given.
     public init(
         handler: String, job: String, run: String, attempt: Int, parameters: Parameters,
-        needs: [String: [String: String]], log: String?, workdir: String
+        needs: [String: [String: String]], log: String?, workdir: String, notify: PluginNotification? = nil
     ) {
         self.handler = handler
         self.job = job
@@ -34,6 +36,7 @@ public struct PluginRequest<Parameters> {
         self.needs = needs
         self.log = log
         self.workdir = workdir
+        self.notify = notify
     }
 }
 

@@ -86,7 +86,10 @@ typedef struct jobrunner_plugin_descriptor {
                     size_t *response_length);
     /* Checks a job's `with:` parameters before anything runs (`parameters` is the JSON of the
        map). Returns NULL when they are acceptable, else a NUL-terminated message saying what is
-       wrong, which jobrunner hands back to `free_response`. May itself be NULL: no check. */
+       wrong, which jobrunner hands back to `free_response`. May itself be NULL: no check.
+       Each line of the message is one problem; a line that begins `unknown parameter 'KEY'`
+       is reported at KEY's line of the job file (the Swift API says so for every key of
+       `with:` that a handler's Parameters does not read). */
     char *(*check_parameters)(void *context, const char *handler, const char *parameters,
                               size_t parameters_length);
     /* Frees what `invoke` or `check_parameters` returned. */

@@ -1,4 +1,13 @@
-import Logging
+public import JobRunnerPluginAPI
+public import Logging
+
+extension HandlerContext {
+    /// The attempt's log through swift-log: `logger.info("…")` writes `info: …`, metadata after
+    /// it, where `jobrunner logs JOB` shows it (the product `JobRunnerPluginLogging`).
+    public var logger: Logger {
+        Logger(label: "jobrunner.plugin") { _ in AttemptLogHandler(log: log) }
+    }
+}
 
 /// A swift-log handler whose lines go to an attempt's log: `context.logger.info("…")` writes
 /// `info: …` (with any metadata as `key=value` after it) where `jobrunner logs JOB` shows it.

@@ -86,7 +86,7 @@ struct HandlerEntry: Sendable {
                 let context = HandlerContext(
                     jobID: request.job, runID: request.run, attempt: request.attempt,
                     parameters: request.parameters, outputs: request.needs, workingDirectory: request.workdir,
-                    log: AttemptLog(path: request.log))
+                    log: AttemptLog(path: request.log), notification: request.notify)
                 do {
                     return PluginResponse(try await H().run(context))
                 } catch {
@@ -97,7 +97,8 @@ struct HandlerEntry: Sendable {
         check = { data in
             do {
                 _ = try JSONDecoder().decode(H.Parameters.self, from: data)
-                return nil
+                // Keys its Parameters never read are typos, not options: one line each.
+                return ParameterKeys.unknownKeys(in: data, for: H.Parameters.self)
             } catch {
                 return describe(error)
             }

@@ -1,5 +1,3 @@
-import Logging
-
 /// What a handler knows about the attempt it runs.
 public struct HandlerContext<Parameters: Sendable>: Sendable {
     /// The job's id.
@@ -16,12 +14,14 @@ public struct HandlerContext<Parameters: Sendable>: Sendable {
     public var workingDirectory: String
     /// Lines written here go to the attempt's log (`jobrunner logs JOB`).
     public var log: AttemptLog
-    /// The same log through swift-log: `logger.info("…")` writes `info: …`, metadata after it.
-    public var logger: Logger
+    /// When the handler is called by a `notify:` hook (`plugin:` in a hook): the finished run it
+    /// is about. Nil for a job's attempt.
+    public var notification: PluginNotification?
 
     public init(
         jobID: String, runID: String, attempt: Int, parameters: Parameters,
-        outputs: [String: [String: String]], workingDirectory: String, log: AttemptLog
+        outputs: [String: [String: String]], workingDirectory: String, log: AttemptLog,
+        notification: PluginNotification? = nil
     ) {
         self.jobID = jobID
         self.runID = runID
@@ -30,7 +30,7 @@ public struct HandlerContext<Parameters: Sendable>: Sendable {
         self.outputs = outputs
         self.workingDirectory = workingDirectory
         self.log = log
-        self.logger = Logger(label: "jobrunner.plugin") { _ in AttemptLogHandler(log: log) }
+        self.notification = notification
     }
 }
 

@@ -6,7 +6,7 @@ extension PluginRequest where Parameters: Decodable {
     /// themselves with `JSONDecoder` (not at all for `NoParameters`). Anything unusual, or
     /// parameters that do not decode, and the whole request is decoded with `JSONDecoder`, whose
     /// value or error stands, as before the quick way existed.
-    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Self {
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Self {
         if let envelope = RequestEnvelope(quickJSON: bytes),
             let parameters = quickParameters(UnsafeRawBufferPointer(rebasing: bytes[envelope.parameters]))
         {
@@ -67,6 +67,8 @@ struct RequestEnvelope {
             if key.equals("needs") { return once(&needs, { $0.map { $0.stringMap() } }, &reader) }
             if key.equals("log") { return once(&log, { $0.nullable { $0.string() } }, &reader) }
             if key.equals("workdir") { return once(&workdir, { $0.string() }, &reader) }
+            // A hook's call, rare: read whole by `JSONDecoder`.
+            if key.equals("notify") { return false }
             if key.equals("parameters") {
                 guard parameters == nil, reader.peek() == UInt8(ascii: "{") else { return false }
                 let start = reader.index

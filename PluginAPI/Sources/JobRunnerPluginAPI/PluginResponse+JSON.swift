@@ -5,7 +5,7 @@ extension PluginResponse {
     /// The response's JSON, written directly: members in declaration order, absent ones left out,
     /// as `JSONEncoder` writes this type (JSONEncoder cost more than a quick handler's call).
     /// Nil when `retryAfter` is infinite or not a number, which JSON cannot hold.
-    package var jsonBytes: [UInt8]? {
+    public var jsonBytes: [UInt8]? {
         var json = JSONWriter(capacity: 64)
         json.raw(#"{"status":"#)
         json.string(status.rawValue)
@@ -24,7 +24,7 @@ extension PluginResponse {
 
     /// Reads a response the quick way; nil when anything in it is unusual (see `JSONReader`),
     /// and then `JSONDecoder` decides. Unknown members are skipped, as `JSONDecoder` skips them.
-    package init?(quickJSON bytes: UnsafeRawBufferPointer) {
+    public init?(quickJSON bytes: UnsafeRawBufferPointer) {
         var reader = JSONReader(bytes)
         var status: Status?
         var message: String??
@@ -57,7 +57,7 @@ extension PluginResponse {
     }
 
     /// Decodes a response: the quick way when it can, else with `JSONDecoder`.
-    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> PluginResponse {
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> PluginResponse {
         if let response = PluginResponse(quickJSON: bytes) { return response }
         return try JSONDecoder().decode(PluginResponse.self, from: Data(bytes))
     }
