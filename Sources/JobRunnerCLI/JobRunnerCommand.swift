@@ -21,6 +21,7 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginDescribeCommand.self,
             PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, MigrateCommand.self,
+            HostsCommand.self,
             VersionCommand.self,
             ReportCommand.self,
         ]

@@ -90,6 +90,24 @@ struct StoreOpener: Sendable {
         return try await PostgresQueueStore.migrate(url, appliedBy: "jobrunner \(JobRunnerVersion.current)")
     }
 
+    /// The hosts that worked on the shared store (`jobrunner hosts`), by name.
+    func hosts() async throws(StoreError) -> [HostRecord] {
+        guard let url = try postgresURL() else {
+            throw StoreError(
+                .unusable,
+                "hosts needs --store URL (or $JOBRUNNER_STORE): only a PostgreSQL store is shared by hosts")
+        }
+        let store = try await PostgresQueueStore.open(url)
+        do {
+            let hosts = try await store.hosts()
+            await store.close()
+            return hosts
+        } catch {
+            await store.close()
+            throw error
+        }
+    }
+
     private func opened(_ store: PostgresQueueStore) -> OpenedStore {
         // The commands await every write before they close, so nothing is left to commit: the
         // pool and the listening connection are let go of as the process ends.

@@ -244,10 +244,13 @@ enum SQL {
         ON CONFLICT (name) DO UPDATE SET pid = excluded.pid, heartbeat_at = now(),
             running = excluded.running, completed = excluded.completed
         """
-    /// The hosts, with the age of their heartbeat in milliseconds.
+    /// The hosts, with the age of their heartbeat in milliseconds and the attempts each holds.
+    /// (`hosts` by its primary key; the count by `queued_attempts_leases`, running rows only.)
     static let hosts = """
-        SELECT name, pid, (extract(epoch FROM now() - heartbeat_at) * 1000)::bigint, running, completed
-        FROM hosts ORDER BY name
+        SELECT h.name, h.pid, (extract(epoch FROM now() - h.heartbeat_at) * 1000)::bigint, h.running,
+            h.completed,
+            (SELECT count(*) FROM queued_attempts a WHERE a.state = 'running' AND a.host = h.name)
+        FROM hosts h ORDER BY h.name
         """
 }
 
