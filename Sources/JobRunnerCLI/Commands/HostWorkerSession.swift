@@ -1,6 +1,10 @@
 import Foundation
 import Glibc
 import JobRunnerCore
+import Synchronization
+
+/// The stop signal (SIGINT, SIGTERM) a worker session got, 0 for none: set by a signal handler.
+private let workerStopSignal = Atomic<Int32>(0)
 
 /// A host that joins the runner of another host on a shared store (SPEC 8): it decides
 /// nothing; it claims the attempts the deciding runner queues and runs them with its own
@@ -32,17 +36,30 @@ struct HostWorkerSession {
             STDERR_FILENO,
             "jobrunner: the runner\(runner.map { " (pid \($0))" } ?? "") of \(place) decides; this host runs its attempts\n"
         )
-        let worker = sharing.work(with: handler, jobs: jobs, logDirectory: logDirectory, slots: slots)
-        let stop = Locked<Int32?>(nil)
-        let signals = SignalForwarder(signals: [SIGINT, SIGTERM]) { signal in stop.withLock { $0 = signal } }
-        defer { signals.cancel() }
-        // The run this host joined: the first one it sees running.
+        // The run this host joins: the one running now, read before any attempt is claimed (a
+        // host stopped right after its first claim must still know the run it worked for, and
+        // end with it instead of taking the store over once it has ended).
         var joined: String?
+        if let id = try? await reader.currentRunID(), let record = try? await reader.run(id),
+            record.state == .running
+        {
+            joined = id
+        }
+        let worker = sharing.work(with: handler, jobs: jobs, logDirectory: logDirectory, slots: slots)
+        // A plain handler, not a dispatch source: when this host takes over, the runner's own
+        // signal handling (the service group's for `serve`) starts as in a fresh process; a
+        // dispatch source cancelled here left SIGTERM ignored after a takeover.
+        workerStopSignal.store(0, ordering: .relaxed)
+        for number in [SIGINT, SIGTERM] {
+            signal(number) { number in workerStopSignal.store(number, ordering: .relaxed) }
+        }
+        defer { for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) } }
         var ending: Ending?
         while ending == nil {
             try? await Task.sleep(for: .milliseconds(500))
-            if let signal = stop.withLock({ $0 }) {
-                ending = .finished(summary(joined ?? "", state: .stopped, signal: signal))
+            let stopSignal = workerStopSignal.load(ordering: .relaxed)
+            if stopSignal != 0 {
+                ending = .finished(summary(joined ?? "", state: .stopped, signal: stopSignal))
                 break
             }
             var record: RunRecord?
