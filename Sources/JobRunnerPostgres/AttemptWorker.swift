@@ -162,16 +162,22 @@ final class AttemptWorker: AttemptWorking {
                         )))
             }
             // Completed under the claim's fencing number; tried again while the store is out of
-            // reach, for as long as the lease could still hold.
-            let giveUp = ContinuousClock.now + lease
-            var taken = false
-            while ContinuousClock.now < giveUp {
-                if let answer = try? await queue.complete(id: claimed.id, fencing: claimed.fencing, result) {
-                    taken = answer
-                    break
+            // reach, for as long as the lease could still hold. In a task of its own: this one is
+            // cancelled when the attempt is (an operator's cancel), and a cancelled task's query
+            // fails at once, which left a cancelled attempt's row running for ever.
+            let outcome = result
+            let taken = await Task.detached { () -> Bool in
+                let giveUp = ContinuousClock.now + lease
+                while ContinuousClock.now < giveUp {
+                    if let answer = try? await queue.complete(
+                        id: claimed.id, fencing: claimed.fencing, outcome)
+                    {
+                        return answer
+                    }
+                    try? await Task.sleep(for: .seconds(1))
                 }
-                try? await Task.sleep(for: .seconds(1))
-            }
+                return false
+            }.value
             self?.finished(claimed.id, taken: taken)
         }
         state.withLock { state in

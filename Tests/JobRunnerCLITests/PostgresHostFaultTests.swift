@@ -260,11 +260,7 @@ struct PostgresHostFaultTests {
     /// Every listening connection of the store's runner killed with `pg_terminate_backend`: an
     /// operator's `cancel` still acts (the runner reads its requests every second besides), and
     /// the run goes on to its end (results are read every second too).
-    @Test(
-        .disabled(
-            "known bug: after pg_terminate_backend of the listening connections the runner answers the cancel, and marks the attempt's row cancelled, but the attempt is not ended and the run stays running"
-        ))
-    func anOperatorCommandActsAfterTheListeningConnectionsWereKilled() async throws {
+    @Test func anOperatorCommandActsAfterTheListeningConnectionsWereKilled() async throws {
         let cluster = try await ThrowawayPostgres.shared()
         let url = try await cluster.makeDatabase()
         let workspace = try Workspace(files: [
