@@ -4,7 +4,7 @@
 SWIFT ?= swift
 APT_PACKAGES := liblmdb-dev pkg-config
 
-.PHONY: setup build release run test test-python systemd-tools torture asan tsan bench fixtures fuzz \
+.PHONY: postgres-tools setup build release run test test-python systemd-tools torture asan tsan bench fixtures fuzz \
 	format lint clean manual install uninstall test-api test-browser api-tools browser-tools
 
 # Installs the C library LMDB (and pkg-config, which finds it) when missing.
@@ -33,7 +33,7 @@ run: build
 # docs/jobrunner.schema.json with the Python packages jsonschema and PyYAML; InstallTests runs
 # systemd-analyze on the example's systemd unit. The test that builds examples/greet-plugin as a
 # package of its own runs after the suite, alone (it takes both cores for minutes).
-test: setup test-python systemd-tools
+test: setup test-python systemd-tools postgres-tools
 	$(SWIFT) build
 	$(SWIFT) test
 	JOBRUNNER_PLUGIN_PACKAGE_TEST=1 $(SWIFT) test --skip-build --filter PluginPackageTests
@@ -84,6 +84,16 @@ torture: setup
 	JOBRUNNER_PLUGIN_PATH="$$(echo $(CURDIR)/.build/plugins/outputs/*/JobRunnerCLITests/*/TestPluginLibraries/lib)" \
 		python3 bench/torture.py --jobrunner .build/debug/jobrunner --jobs 1000 --kills 100 --seeds 200 \
 		--scale-kills 5 --release-jobrunner .build/release/jobrunner
+
+# PostgreSQL 15's server programs (initdb, pg_ctl, postgres, psql) for the PostgreSQL store's tests,
+# installed when missing. The tests start a throwaway cluster of their own (initdb into a temporary
+# directory, a unix socket there, no TCP): no server is assumed, and none that runs is touched.
+postgres-tools:
+	@if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then \
+		echo "installing postgresql-15 with apt-get"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql-15; \
+	fi
 
 test-python:
 	@python3 -c "import jsonschema, yaml" 2>/dev/null || python3 -m pip install -q jsonschema pyyaml

@@ -38,6 +38,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // `serve` as a service: graceful shutdown on SIGTERM and SIGINT.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The PostgreSQL store (SPEC 8): the client, its connection pool and LISTEN/NOTIFY.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Its TLS settings, for a store reached over TCP with sslmode=prefer or require.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The dashboard, JSON API, SSE and /metrics (SPEC 7).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
@@ -65,6 +69,16 @@ let package = Package(
         .target(
             name: "JobRunnerLMDB",
             dependencies: ["JobRunnerCore", API.json, "CLMDB"]
+        ),
+        // The PostgreSQL store (SPEC 8): the only module that speaks SQL.
+        .target(
+            name: "JobRunnerPostgres",
+            dependencies: [
+                "JobRunnerCore", API.json,
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // prctl, which Swift cannot call (it is variadic): the runner as a child subreaper.
         .target(name: "CJobRunnerSystem"),
@@ -111,7 +125,7 @@ let package = Package(
         .target(
             name: "JobRunnerCLI",
             dependencies: [
-                "JobRunnerCore", API.json, "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerShell",
+                "JobRunnerCore", API.json, "JobRunnerYAML", "JobRunnerLMDB", "JobRunnerPostgres", "JobRunnerShell",
                 "JobRunnerPluginHost", API.plugin, "JobRunnerHTTP", "JobRunnerPages",
                 "CJobRunnerSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -132,7 +146,7 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerTesting",
-            dependencies: ["JobRunnerCore"]
+            dependencies: ["JobRunnerCore", "CJobRunnerSystem"]
         ),
         // The JSON layer, and every document written or read with it held to `Codable`.
         .testTarget(
@@ -156,6 +170,10 @@ let package = Package(
         .testTarget(
             name: "JobRunnerLMDBTests",
             dependencies: ["JobRunnerLMDB", "JobRunnerCore", API.json, "JobRunnerTesting", "CLMDB"]
+        ),
+        .testTarget(
+            name: "JobRunnerPostgresTests",
+            dependencies: ["JobRunnerPostgres", "JobRunnerCore", "JobRunnerTesting"]
         ),
         .testTarget(
             name: "JobRunnerShellTests",
@@ -182,6 +200,7 @@ let package = Package(
             // is in the package graph through this dependency).
             dependencies: [
                 "JobRunnerCLI", "JobRunnerLMDB", "JobRunnerCore", "JobRunnerPluginHost", API.logging,
+                "JobRunnerTesting",
             ],
             plugins: ["TestPluginLibraries"]
         ),

@@ -20,7 +20,10 @@ public struct JobRunnerCommand: AsyncParsableCommand {
             RetryCommand.self, SkipCommand.self, CancelCommand.self, TriggerCommand.self, SuspendCommand.self,
             ResumeCommand.self,
             PluginsCommand.self, NextCommand.self, PluginCallCommand.self, PluginDescribeCommand.self,
-            PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, VersionCommand.self, ReportCommand.self,
+            PluginWorkerCommand.self, WaitCommand.self, WebCommand.self, MigrateCommand.self,
+            HostsCommand.self,
+            VersionCommand.self,
+            ReportCommand.self,
         ]
     )
 
@@ -86,13 +89,20 @@ struct GlobalOptions: ParsableArguments {
             "The state directory (default: $JOBRUNNER_STATE, else ./.jobrunner).", valueName: "dir"))
     var state: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A PostgreSQL store shared by hosts, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (default: $JOBRUNNER_STORE, else the LMDB database in the state directory).",
+            valueName: "url"))
+    var store: String?
+
     /// The state directory chosen by `--state`, `$JOBRUNNER_STATE`, or the default, and the
-    /// store in it.
+    /// store: `--store`, `$JOBRUNNER_STORE`, else the LMDB database in that directory.
     var stateDirectory: StoreOpener {
-        let environment = ProcessInfo.processInfo.environment["JOBRUNNER_STATE"].flatMap {
-            $0.isEmpty ? nil : $0
-        }
-        return StoreOpener(path: state ?? environment ?? ".jobrunner")
+        let environment = ProcessInfo.processInfo.environment
+        func given(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        return StoreOpener(
+            path: state ?? given("JOBRUNNER_STATE") ?? ".jobrunner", store: store ?? given("JOBRUNNER_STORE"))
     }
 }
 

@@ -156,4 +156,35 @@ extension StoreContract {
         #expect(try await iterator.next()?.change == .missed(through: 1))
         #expect(try await iterator.next()?.change == .pipeline(name: "p", suspended: 0))
     }
+
+    /// The `--events` documents and the operator answers a commit reports come back among its
+    /// events, in place, every member kept, and make no row of their own; a schedule record keeps
+    /// its `overlap`.
+    static func reportedEventsAndAnswersAreKeptAmongTheEvents(_ store: any QueueStore) async throws {
+        let event = RunEvent(
+            time: start, run: "R", job: "a", attempt: 2, kind: .retrying, reason: "exit 1", exitCode: 1,
+            delay: .seconds(1.5), key: "k", value: "v", state: "s", pipeline: "p",
+            occurrence: start.addingTimeInterval(60), hook: "h")
+        let request = OperatorRequest(id: 7, kind: .skip, jobID: "a", requestedAt: start, runID: "R")
+        let answers = [
+            OperatorAnswer(request: request, result: .applied("skipped")),
+            OperatorAnswer(request: request, result: .terminating(jobID: "a")),
+            OperatorAnswer(request: request, result: .refused("it has ended")),
+        ]
+        var schedule = ScheduleRecord(jobID: "tick", anchor: start, schedule: "every 1m")
+        schedule.overlap = .replace
+        try await store.commitAsNewOwner([
+            .putPipeline(PipelineRecord(name: "p")), .recordEvents([event]),
+            .recordAnswers(answers), .putSchedule(schedule),
+        ])
+        let events = try await store.events(after: 0, limit: 100)
+        #expect(
+            events.map(\.change)
+                == [.pipeline(name: "p", suspended: 0), .event(event)]
+                + answers.map(CommittedEvent.Change.answer)
+                + [.schedule(jobID: "tick")])
+        #expect(events.map(\.sequence) == Array(1...6))
+        #expect(try await store.currentRunID() == nil, "events make no run")
+        #expect(try await store.schedules()["tick"]?.overlap == .replace)
+    }
 }

@@ -45,6 +45,9 @@ public enum StoreContract {
             name: "a reader resumes after the last event it saw", body: aReaderResumesAfterTheLastEventItSaw),
         Case(name: "a follower is woken by the next commit", body: aFollowerIsWokenByTheNextCommit),
         Case(name: "the oldest events go beyond those kept", body: theOldestEventsGoBeyondThoseKept),
+        Case(
+            name: "reported events and answers are kept among the commit's events",
+            body: reportedEventsAndAnswersAreKeptAmongTheEvents),
     ]
 
     static let start = Date(timeIntervalSince1970: 1_800_000_000.25)

@@ -152,7 +152,7 @@ struct LogsCommand: AsyncParsableCommand {
         func path(_ runID: String) -> String { "\(ShellNotifier.folder(in: logs, runID: runID))/\(name).log" }
         var chosen = runID
         if chosen == nil {
-            let store = try stateDirectory.openForReading()
+            let store = try await stateDirectory.openForReading()
             defer { store.close() }
             let runs = (try? await store.reader.runs()) ?? []
             chosen =

@@ -42,7 +42,7 @@ private func adjustSuspension(
 ) async throws {
     let store: OpenedStore
     do {
-        store = try stateDirectory.openForWriting(preparing: true)
+        store = try await stateDirectory.openForWriting(preparing: true)
     } catch {
         printError("jobrunner: \(error)")
         throw ExitCode(ExitStatus.stateUnusable)
@@ -92,7 +92,7 @@ extension JobActionCommand {
         }
         let store: OpenedStore
         do {
-            store = try stateDirectory.openForWriting()
+            store = try await stateDirectory.openForWriting()
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)
@@ -190,7 +190,7 @@ struct TriggerCommand: AsyncParsableCommand {
         }
         let store: OpenedStore
         do {
-            store = try stateDirectory.openForWriting()
+            store = try await stateDirectory.openForWriting()
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)

@@ -46,7 +46,7 @@ struct PruneCommand: AsyncParsableCommand {
         let policy = RetentionPolicy(
             runs: keep, age: JobDuration.parse(olderThan) ?? RetentionPolicy.defaultAge)
         do {
-            let store = try stateDirectory.openForWriting()
+            let store = try await stateDirectory.openForWriting()
             defer { store.close() }
             let runs = try await store.reader.runs()
             let current = try await store.reader.currentRunID().map { Set([$0]) } ?? []

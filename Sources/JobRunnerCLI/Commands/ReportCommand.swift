@@ -41,7 +41,7 @@ struct ReportCommand: AsyncParsableCommand {
         }
         let document: String
         do {
-            let store = try stateDirectory.openForReading()
+            let store = try await stateDirectory.openForReading()
             defer { store.close() }
             let reader = store.reader
             var chosen = runID

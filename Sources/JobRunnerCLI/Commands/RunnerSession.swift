@@ -37,8 +37,41 @@ struct SessionOptions: ParsableArguments {
 
     @OptionGroup var httpOptions: HTTPOptions
 
+    @Option(
+        help: ArgumentHelp(
+            "With --store URL: how often this host renews its leases on the attempts it runs (default 5s).",
+            valueName: "duration"))
+    var heartbeat: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "With --store URL: how long a renewal holds; other hosts take this host's attempts back 10s after it ends (default 30s).",
+            valueName: "duration"))
+    var lease: String?
+
+    /// How many attempts a host of a shared store runs at once without `--jobs`.
+    static let sharedSlots = 16
+
+    /// `--heartbeat` and `--lease`, checked by ``check()``.
+    var leaseTiming: (heartbeat: Duration, lease: Duration) {
+        (
+            heartbeat.flatMap(JobDuration.parse) ?? .seconds(5),
+            lease.flatMap(JobDuration.parse) ?? .seconds(30)
+        )
+    }
+
     func check() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs)") }
+        for (name, value) in [("--heartbeat", heartbeat), ("--lease", lease)] {
+            if let value, (JobDuration.parse(value) ?? .zero) <= .zero {
+                throw ValidationError("\(name) takes a duration such as 5s or 1m, not '\(value)'")
+            }
+        }
+        if leaseTiming.heartbeat * 2 > leaseTiming.lease {
+            throw ValidationError(
+                "--lease (\(JobDuration.format(leaseTiming.lease))) must be at least twice --heartbeat (\(JobDuration.format(leaseTiming.heartbeat))), so that one late heartbeat does not lose it"
+            )
+        }
         _ = try httpOptions.settings()
     }
 }
@@ -76,23 +109,55 @@ struct RunnerSession {
             }
         }
         let secrets = Secrets(SecretMasker(values: workload.secretValues(environment: environment)))
-        let state: RunnerStore
-        do {
-            state = try await stateDirectory.openForRunner(early: earlyStore) {
-                printError("jobrunner: waiting for a jobrunner command to finish with \(stateDirectory.path)")
+        let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
+        defer { pluginThreads.stop() }
+        let jobHandlers = JobHandlers.standard(
+            plugins: jobSet.plugins, pluginThreads: pluginThreads.pool, secrets: secrets)
+        let handlers = MaskingHandler(
+            jobHandlers,
+            secrets: secrets,
+            masksOwnLogs: { request in
+                if case .plugin = request.job.handler { false } else { true }
+            })
+        // What a host that runs attempts of a shared store looks its jobs up in: this host's own
+        // job files, as `serve` reloads them.
+        let definitions = Locked(Self.definitions(of: workload))
+        let lookUp: @Sendable (String) -> JobDefinition? = { id in definitions.withLock { $0[id] } }
+
+        // Processes a job orphans (a `setsid` daemon) come back to the runner, which ends them
+        // with their attempt and reaps them.
+        ProcessGroups.becomeSubreaper()
+        var opened: RunnerStore?
+        while opened == nil {
+            do {
+                opened = try await stateDirectory.openForRunner(
+                    early: earlyStore, timing: options.leaseTiming
+                ) {
+                    printError(
+                        "jobrunner: waiting for a jobrunner command to finish with \(stateDirectory.path)")
+                }
+            } catch let error where error.code == .locked && stateDirectory.isShared {
+                // Another host decides (SPEC 8): this one runs the attempts it queues.
+                await letGoOfEarlyStore()
+                switch try await workForAnotherHost(
+                    stateDirectory, handler: handlers, jobs: lookUp, serve: serve)
+                {
+                case .finished(let summary):
+                    await jobHandlers.shutDown()
+                    return summary
+                case .runnerGone: continue
+                }
+            } catch {
+                printError("jobrunner: \(error)")
+                await letGoOfEarlyStore()
+                throw ExitCode(ExitStatus.stateUnusable)
             }
-        } catch {
-            printError("jobrunner: \(error)")
-            await letGoOfEarlyStore()
-            throw ExitCode(ExitStatus.stateUnusable)
         }
+        guard let state = opened else { throw ExitCode(ExitStatus.stateUnusable) }
         defer {
             state.close()
             withExtendedLifetime(state.hold) {}
         }
-        // Processes a job orphans (a `setsid` daemon) come back to the runner, which ends them
-        // with their attempt and reaps them.
-        ProcessGroups.becomeSubreaper()
 
         var observers: [any RunObserver] = []
         let dashboardSettings = try options.httpOptions.settings()
@@ -112,21 +177,21 @@ struct RunnerSession {
         case .none, .auto: break
         }
 
-        let pluginThreads = PluginThreads(environment: ProcessInfo.processInfo.environment)
-        defer { pluginThreads.stop() }
-        let jobHandlers = JobHandlers.standard(
-            plugins: jobSet.plugins, pluginThreads: pluginThreads.pool, secrets: secrets)
-        let handlers = MaskingHandler(
-            jobHandlers,
-            secrets: secrets,
-            masksOwnLogs: { request in
-                if case .plugin = request.job.handler { false } else { true }
-            })
+        // With a shared store the attempts are queued for every host, this one's worker
+        // among them; `--jobs` caps this host's share, not the run.
+        let worker = state.sharing.map { sharing in
+            sharing.work(
+                with: handlers, jobs: lookUp, logDirectory: state.logs.logsPath,
+                slots: options.jobs ?? SessionOptions.sharedSlots)
+        }
+        let runnerHandler: any JobHandler =
+            state.sharing.map { $0.queueing(logDirectory: state.logs.logsPath) } ?? handlers
 
         var logger = Logger(label: "jobrunner")
         logger.logLevel = .warning
         var runnerOptions = RunnerOptions(
-            maxRunning: options.jobs, startNewRun: startNew, logDirectory: state.logs.logsPath,
+            maxRunning: state.sharing == nil ? options.jobs : nil, startNewRun: startNew,
+            logDirectory: state.logs.logsPath,
             runnerPID: getpid(),
             // Besides the wake-ups operator commands send, in case one is lost (a deleted
             // runner.lock left them no pid to signal): the store is read, and the runner's
@@ -136,7 +201,7 @@ struct RunnerSession {
         runnerOptions.secrets = secrets
         let store: any QueueStore = metrics.map { TimedStore(state.store, metrics: $0) } ?? state.store
         let runner = Runner(
-            workload: workload, store: store, claim: state.claim, handler: handlers,
+            workload: workload, store: store, claim: state.claim, handler: runnerHandler,
             observer: MaskingObserver(ObserverList(observers), secrets: secrets),
             orphans: ProcessGroups(), connectivity: RunCommand.probe(for: workload),
             constraints: MaskingConstraints(ShellConstraints(), secrets: secrets),
@@ -151,7 +216,10 @@ struct RunnerSession {
             ? Reloader(
                 paths: options.paths, files: jobSet.result.files, runner: runner, environment: environment,
                 secrets: secrets,
-                reloaded: { workload in metrics?.setPipelines(Self.pipelines(of: workload)) })
+                reloaded: { workload in
+                    metrics?.setPipelines(Self.pipelines(of: workload))
+                    definitions.withLock { $0 = Self.definitions(of: workload) }
+                })
             : nil
         let dashboard = dashboardSettings.map { settings in
             DashboardSetup.dashboard(
@@ -191,6 +259,7 @@ struct RunnerSession {
                 ? try await Self.serve(runner, dashboard: dashboard, signals: serve, logger: logger)
                 : try await runner.run()
         } catch {
+            await worker?.stop()
             // The runner ended its attempts before it threw; nothing already stored was changed.
             // A refused claim says itself what to do: another owner holds the store.
             let remedy =
@@ -201,6 +270,7 @@ struct RunnerSession {
             printError(secrets.masker.mask("jobrunner: \(error)" + remedy))
             throw ExitCode(ExitStatus.stateUnusable)
         }
+        await worker?.stop()
         await jobHandlers.shutDown()
         let message = RunCommand.describe(summary, seconds: Date().timeIntervalSince(started))
         writeText(
@@ -235,6 +305,37 @@ struct RunnerSession {
         try await group.run()
         guard let summary = service.summary else { throw CancellationError() }
         return summary
+    }
+
+    /// Runs the attempts another host's runner queues on a shared store, until the run it
+    /// decides ends (`run`), a signal stops this host, or that runner is gone.
+    private func workForAnotherHost(
+        _ stateDirectory: StoreOpener, handler: any JobHandler,
+        jobs: @escaping @Sendable (String) -> JobDefinition?, serve: Bool
+    ) async throws -> HostWorkerSession.Ending {
+        let joined: (sharing: any AttemptSharing, store: OpenedStore)
+        do {
+            joined = try await stateDirectory.openForWorker(timing: options.leaseTiming)
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+        defer { joined.store.close() }
+        let session = HostWorkerSession(
+            sharing: joined.sharing, reader: joined.store.reader, handler: handler, jobs: jobs,
+            logDirectory: stateDirectory.logs.logsPath, slots: options.jobs ?? SessionOptions.sharedSlots,
+            serve: serve, progressFD: options.events == "-" ? STDERR_FILENO : STDOUT_FILENO)
+        do {
+            return try await session.work(place: stateDirectory.path)
+        } catch {
+            printError("jobrunner: \(error)")
+            throw ExitCode(ExitStatus.stateUnusable)
+        }
+    }
+
+    /// The jobs by id.
+    private static func definitions(of workload: Workload) -> [String: JobDefinition] {
+        Dictionary(workload.jobs.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Each job's pipeline, for the metrics' labels.

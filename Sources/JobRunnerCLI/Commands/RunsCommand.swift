@@ -37,7 +37,7 @@ struct RunsCommand: AsyncParsableCommand {
             return
         }
         do {
-            let store = try stateDirectory.openForReading()
+            let store = try await stateDirectory.openForReading()
             defer { store.close() }
             var rows: [[String]] = []
             for entry in try await store.reader.recentRuns(limit: limit, job: job) {

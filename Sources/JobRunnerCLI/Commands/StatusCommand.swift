@@ -72,7 +72,7 @@ private func openRun<Read>(
     forWriting: Bool = false, _ read: (ReadModel, String) async throws(StoreError) -> Read?
 ) async throws -> (OpenedStore, Read) {
     do {
-        let store = try forWriting ? stateDirectory.openForWriting() : stateDirectory.openForReading()
+        let store = try await (forWriting ? stateDirectory.openForWriting() : stateDirectory.openForReading())
         let reader = store.reader
         var id = runID
         if id == nil { id = try await reader.currentRunID() }

@@ -33,7 +33,8 @@ struct WebCommand: AsyncParsableCommand {
             // Read-only opens nothing for writing: an archived state directory can be shown.
             store =
                 settings.readOnly && stateDirectory.hasDatabase
-                ? try stateDirectory.openForReading() : try stateDirectory.openForWriting(preparing: true)
+                ? try await stateDirectory.openForReading()
+                : try await stateDirectory.openForWriting(preparing: true)
         } catch {
             printError("jobrunner: \(error)")
             throw ExitCode(ExitStatus.stateUnusable)

@@ -55,7 +55,7 @@ public struct HookNotification: Sendable, Hashable {
 
 /// How an attempt ended, as the handler saw it: its ``AttemptEnd`` (what happened and why) and
 /// what it handed back.
-public struct AttemptResult: Sendable, Hashable {
+public struct AttemptResult: Sendable, Hashable, Codable {
     /// At most this many bytes of outputs per job (SPEC 5.7), counted as a shell job writes
     /// them: each `key=value` and its line break. More fails the attempt, for every handler.
     public static let outputLimit = 1 << 20

@@ -65,6 +65,20 @@ public struct RunSummary: Sendable, Hashable {
 
     /// How many jobs failed with `allowFailure`.
     public var allowedFailures: Int { troubled.filter(\.isAllowedFailure).count }
+
+    public init(
+        runID: String, state: RunState, resumed: Bool, stopSignal: Int32? = nil,
+        counts: [JobState: Int] = [:],
+        failedOccurrences: Int = 0, troubled: [JobRecord] = []
+    ) {
+        self.runID = runID
+        self.state = state
+        self.resumed = resumed
+        self.stopSignal = stopSignal
+        self.counts = counts
+        self.failedOccurrences = failedOccurrences
+        self.troubled = troubled
+    }
 }
 
 /// Runs a workload to the end: a pump between the ``Scheduler``, which decides, the

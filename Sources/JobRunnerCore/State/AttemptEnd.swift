@@ -6,7 +6,7 @@ import Foundation
 ///
 /// The runner decides on the case (``outcome``, ``exitCode``); the reason is put in words in one
 /// place, ``words``, for the attempt's record, events and `status`. Nothing reads the words back.
-public enum AttemptEnd: Sendable, Hashable {
+public enum AttemptEnd: Sendable, Hashable, Codable {
     /// The work succeeded: exit 0, or a plugin's `succeeded`.
     case succeeded
     /// The job skipped itself (a `skip=` line, a plugin's `skipped`), saying why; empty when it
@@ -32,7 +32,7 @@ public enum AttemptEnd: Sendable, Hashable {
     case cannotStart(StartFailure)
 
     /// Why the runner ended an attempt that had not ended by itself.
-    public enum Interruption: Sendable, Hashable {
+    public enum Interruption: Sendable, Hashable, Codable {
         /// The runner stopped it: a clean stop, or the end of a run that no longer needs it.
         case runnerStopped
         /// The runner stopped before the attempt's work was started.
@@ -46,7 +46,7 @@ public enum AttemptEnd: Sendable, Hashable {
     }
 
     /// Which process ran a plugin's handler apart from the runner.
-    public enum PluginProcess: Sendable, Hashable {
+    public enum PluginProcess: Sendable, Hashable, Codable {
         /// A persistent worker (`isolation: process`).
         case worker
         /// A process of the attempt's own (`isolation: process-per-attempt`).
@@ -54,9 +54,9 @@ public enum AttemptEnd: Sendable, Hashable {
     }
 
     /// How a plugin's process ended before it answered.
-    public struct PluginCrash: Sendable, Hashable {
+    public struct PluginCrash: Sendable, Hashable, Codable {
         /// How its process ended.
-        public enum Death: Sendable, Hashable {
+        public enum Death: Sendable, Hashable, Codable {
             /// It exited with this status.
             case exited(Int32)
             /// This signal ended it (a crash: SIGSEGV, SIGILL from a Swift trap, SIGABRT…).
@@ -84,7 +84,7 @@ public enum AttemptEnd: Sendable, Hashable {
     }
 
     /// Why what an attempt's work handed back cannot be taken.
-    public enum Refusal: Sendable, Hashable {
+    public enum Refusal: Sendable, Hashable, Codable {
         /// A shell job wrote more to `JOBRUNNER_OUTPUT` than `limit` bytes: at least `written`.
         case outputsTooLarge(written: Int, limit: Int)
         /// A line of a shell job's `JOBRUNNER_OUTPUT` is not `key=value`.
@@ -105,7 +105,7 @@ public enum AttemptEnd: Sendable, Hashable {
     }
 
     /// Why an attempt's work could not be started.
-    public enum StartFailure: Sendable, Hashable {
+    public enum StartFailure: Sendable, Hashable, Codable {
         /// The job's command (exit code 127, SPEC 5.2).
         case command(String)
         /// The process to run a plugin's handler in.
