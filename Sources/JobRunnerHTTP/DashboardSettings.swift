@@ -13,8 +13,11 @@ public struct DashboardSettings: Sendable {
     /// Refuses every action (403) and shows none.
     public var readOnly: Bool
     /// How many events wait for an SSE client before it is dropped (it resumes with
-    /// `Last-Event-ID`).
-    public var eventBuffer: Int = 4096
+    /// `Last-Event-ID`). The waiting batches are shared by every client (framed once), so the
+    /// memory they take is the slowest client's backlog once, not once per client: a fast run
+    /// makes tens of thousands of events a second, and 4,096 dropped a client that was merely
+    /// scheduled late.
+    public var eventBuffer: Int = 65_536
     /// How often an idle SSE stream gets a comment line, so proxies and the browser keep it.
     public var heartbeat: Duration = .seconds(15)
 

@@ -69,8 +69,9 @@ public struct RunSummary: Sendable, Hashable {
     public init(
         runID: String, state: RunState, resumed: Bool, stopSignal: Int32? = nil,
         counts: [JobState: Int] = [:],
-        failedOccurrences: Int = 0, troubled: [JobRecord] = []
+        failedOccurrences: Int = 0, stoppedOccurrences: [Occurrence] = [], troubled: [JobRecord] = []
     ) {
+        self.stoppedOccurrences = stoppedOccurrences
         self.runID = runID
         self.state = state
         self.resumed = resumed
