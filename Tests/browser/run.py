@@ -166,6 +166,17 @@ def shoot(driver, out, name):
                 driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                        {"width": width, "height": min(max(full, height), 4000),
                                         "deviceScaleFactor": 1, "mobile": True})
+                # At 375 px every action button is within reach (the Pipelines table's
+                # Suspend was cut off), and the page itself never scrolls sideways.
+                clipped = driver.execute_script("""
+                    var out = [];
+                    document.querySelectorAll('td.actions button').forEach(function (b) {
+                      var r = b.getBoundingClientRect();
+                      if (r.right > window.innerWidth) { out.push(b.textContent); }
+                    });
+                    if (document.documentElement.scrollWidth > window.innerWidth) { out.push('the page'); }
+                    return out;""")
+                assert not clipped, f"{name} at {width} px, {scheme}: cut off at the right: {clipped}"
             shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
             path = os.path.join(out, f"{name}-{label}-{scheme}.png")
             with open(path, "wb") as f:
