@@ -15,7 +15,7 @@ enum Assets {
         @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;
         --panel:#151b23;--link:#4493f8;--succeeded:#3fb950;--failed:#f85149;--running:#4493f8;
         --waiting:#d29922;--pending:#8b949e;--skipped:#6e7681;--blocked:#ab7df8;--cancelled:#9198a1;
-        --notice:#2e2a1a;--notice-line:#9e6a03;--timeout:#f0883e;--scroll-shadow:rgba(0,0,0,.8);--code-bg:#010409;--on-state:#0d1117}}
+        --notice:#2e2a1a;--notice-line:#9e6a03;--timeout:#f0883e;--scroll-shadow:rgba(230,237,243,.35);--code-bg:#010409;--on-state:#0d1117}}
         *{box-sizing:border-box}
         html{-webkit-text-size-adjust:100%}
         body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
@@ -122,8 +122,11 @@ enum Assets {
         td{white-space:normal}td.actions form{display:block;margin:0 0 4px}
         table.underway :is(th,td):nth-child(2),table.failures :is(th,td):nth-child(2),
         table.periodic :is(th,td):nth-child(2),table.history :is(th,td):nth-child(2),
-        table.history :is(th,td):nth-child(5),table.occurrences :is(th,td):nth-child(5),
+        table.history :is(th,td):nth-child(4),table.history :is(th,td):nth-child(5),
+        table.occurrences :is(th,td):nth-child(4),table.occurrences :is(th,td):nth-child(5),
         table.attempts :is(th,td):nth-child(3),table.attempts :is(th,td):nth-child(5){display:none}
+        table.periodic a.muted{display:block;overflow-wrap:anywhere;font-size:.8rem}td.wrap{min-width:6em}
+        :is(table.history,table.occurrences) td:first-child a{overflow-wrap:anywhere}
         article.job header .actions{margin-left:0;width:100%}}
         body.report header.top nav{display:none}
         """#
