@@ -54,16 +54,20 @@ struct Access: Sendable {
         Cookie(name: Self.cookieName, value: session, path: "/", httpOnly: true, sameSite: .strict)
     }
 
-    /// The login form (`GET /login`): a page of its own, no script, no style. It links no
-    /// stylesheet either: every request but this page's needs the token, the assets' too.
+    /// The login form (`GET /login`): a page of its own, no script, styled as the others (the
+    /// assets are served without the token: they hold no data).
     static func loginPage(failed: Bool) -> String {
         """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-        <title>jobrunner: sign in</title></head>
-        <body><main id="main"><h1>jobrunner</h1>
-        \(failed ? "<p class=\"notice error\">That token is not this dashboard's.</p>" : "")
-        <form method="post" action="/login">
+        <title>jobrunner: sign in</title><link rel="stylesheet" href="/assets/app.css">
+        <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"></head>
+        <body><header class="top"><span class="brand">jobrunner</span></header>
+        <main id="main" class="login"><h1>Sign in</h1>
+        <p>This dashboard needs its token (the one in <code>--http-token-file</code> or
+        <code>$JOBRUNNER_HTTP_TOKEN</code>).</p>
+        \(failed ? "<p class=\"notice error\" role=\"alert\">That token is not this dashboard's.</p>" : "")
+        <form method="post" action="/login" class="login">
         <label for="token">Token</label>
         <input id="token" name="token" type="password" autocomplete="current-password" required>
         <button type="submit">Sign in</button>

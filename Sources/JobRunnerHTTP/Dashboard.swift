@@ -13,6 +13,8 @@ public struct Dashboard: Service {
     let settings: DashboardSettings
     let logger: Logger
     let listening: @Sendable (String) -> Void
+    /// Whether the server has said it listens: an error before then is one of binding.
+    private let listened = Locked(false)
 
     /// - Parameters:
     ///   - operator: the actions; nil refuses every one, as `--http-read-only` does.
@@ -39,16 +41,40 @@ public struct Dashboard: Service {
     public func application() -> some ApplicationProtocol {
         let settings = settings
         let listening = listening
+        let listened = listened
         return Application(
             responder: responder,
             configuration: ApplicationConfiguration(
                 address: .hostname(settings.host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? settings.port
-                let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-                listening("http://\(host):\(port)/")
+                listened.withLock { $0 = true }
+                listening(Self.listeningWords(host: settings.host, port: port, hostname: Self.hostname()))
             },
             logger: logger)
+    }
+
+    /// Where the server listens, as the line `dashboard at …` says it: the URL to open. An
+    /// address of every interface (`0.0.0.0`, `::`) is no address to open: the URL is this
+    /// machine's loopback one, and the words say it listens on every address, by the host's name.
+    static func listeningWords(host: String, port: Int, hostname: String?) -> String {
+        switch host {
+        case "0.0.0.0", "::":
+            let loopback = host == "::" ? "[::1]" : "127.0.0.1"
+            let elsewhere = hostname.map { " (http://\($0):\(port)/ from elsewhere)" } ?? ""
+            return
+                "http://\(loopback):\(port)/, listening on port \(port) of every address of this machine\(elsewhere)"
+        default:
+            return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/"
+        }
+    }
+
+    /// This machine's name, nil when it has none.
+    private static func hostname() -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? nil : name
     }
 
     /// Serves until the service group shuts down; follows the committed events meanwhile.
@@ -74,7 +100,13 @@ public struct Dashboard: Service {
             }
             // Its own service group follows this one's graceful shutdown, which waits for the
             // requests under way: the event streams, which never end by themselves, are ended.
-            group.addTask { try await application.run() }
+            group.addTask { [listened, settings] in
+                do {
+                    try await application.run()
+                } catch  where !listened.withLock({ $0 }) {
+                    throw DashboardListenError(host: settings.host, port: settings.port, cause: error)
+                }
+            }
             group.addTask {
                 for await _ in shutdown { break }
                 guard !Task.isCancelled else { return }
@@ -101,10 +133,13 @@ public struct Dashboard: Service {
 /// for no such run, job or attempt.
 public protocol PageRendering: Sendable {
     /// The page at `path` (`/`, `/runs`, `/runs/ID`, …) with its query, or nil when the path
-    /// names nothing.
+    /// names nothing. The server puts what an action said in `message` (and `message-kind`:
+    /// `error` for a refusal), never what the address said.
     func page(
         path: [String], query: [String: String], reader: ReadModel, csrfToken: String?, readOnly: Bool
     ) async throws -> String?
     /// A static asset compiled into the binary.
     func asset(named: String) -> (contentType: String, body: [UInt8])?
+    /// The page of an address that names nothing (answered with 404).
+    func notFound(path: [String], reader: ReadModel, readOnly: Bool) async -> String
 }

@@ -11,8 +11,9 @@ import Prometheus
 public final class DashboardMetrics: Sendable {
     /// The metrics' registry: what a scrape writes out.
     public let registry = PrometheusCollectorRegistry()
-    /// The store's commits, from submission to durable.
-    private let commits: Prometheus.DurationHistogram
+    /// The store's commits, from submission to durable; nil with no runner in this process
+    /// (`web`), which commits nothing worth timing: the metric is left out.
+    private let commits: Prometheus.DurationHistogram?
 
     /// What the runner's events are counted with: each job's pipeline, and the attempts under way.
     private struct Attempts {
@@ -58,10 +59,14 @@ public final class DashboardMetrics: Sendable {
         .milliseconds(500), .seconds(2),
     ]
 
-    public init() {
+    /// - Parameter timesCommits: whether a runner's commits are timed here (`run`, `serve`);
+    ///   `web` has none, and no `jobrunner_store_commit_seconds`.
+    public init(timesCommits: Bool = true) {
         // Made by the registry with its descriptor, as every other metric, so the scrape has its
         // `# HELP` (a swift-metrics `Timer` made through the factory has none).
-        commits = registry.makeDurationHistogram(descriptor: Names.storeCommit, buckets: Self.commitBuckets)
+        commits =
+            timesCommits
+            ? registry.makeDurationHistogram(descriptor: Names.storeCommit, buckets: Self.commitBuckets) : nil
         sseClients = registry.makeGauge(descriptor: Names.eventClients)
         sseDropped = registry.makeCounter(descriptor: Names.eventClientsDropped)
     }
@@ -128,7 +133,7 @@ public final class DashboardMetrics: Sendable {
 
     /// Records how long a commit took to be durable.
     public func recordCommit(_ duration: Duration) {
-        commits.record(duration)
+        commits?.record(duration)
     }
 
     // MARK: Committed events
@@ -198,13 +203,20 @@ public final class DashboardMetrics: Sendable {
 
     // MARK: Scrape
 
-    /// The Prometheus text of every metric, with the pipelines' suspend counts read now.
+    /// The Prometheus text of every metric, with the pipelines' suspend counts read now: every
+    /// pipeline known (the job files', the current run's, those stored), 0 when not suspended.
     func scrape(_ reader: ReadModel) async -> [UInt8] {
+        var suspended: [String: Int] = [:]
+        for pipeline in attempts.withLock({ Set($0.pipelines.values) }) { suspended[pipeline] = 0 }
+        if let current = try? await reader.currentRunID(), let run = try? await reader.run(current) {
+            for pipeline in run.pipelineLimits.keys { suspended[pipeline] = 0 }
+        }
         if let pipelines = try? await reader.pipelines() {
-            for (name, record) in pipelines {
-                registry.makeGauge(descriptor: Names.pipelineSuspended, labels: [("pipeline", name)])
-                    .set(to: Double(record.suspended))
-            }
+            for (name, record) in pipelines { suspended[name] = record.suspended }
+        }
+        for (name, count) in suspended {
+            registry.makeGauge(descriptor: Names.pipelineSuspended, labels: [("pipeline", name)])
+                .set(to: Double(count))
         }
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

@@ -84,9 +84,10 @@ extension DashboardResponder {
             case .storeFailed: .internalServerError
             }
         if isForm {
-            let text = status == .ok ? messages.joined(separator: "; ") : problems.joined(separator: "; ")
+            let text = status == .ok ? messages.joined(separator: "\n") : problems.joined(separator: "\n")
+            let id = notices.put(Notices.Notice(text: text, isError: status != .ok))
             // 303 See Other: the browser fetches the page again with GET.
-            return Response.redirect(to: Self.returnPath(form["return"], message: text), type: .normal)
+            return Response.redirect(to: Self.returnPath(form["return"], notice: id), type: .normal)
         }
         if status == .ok {
             return Self.json(
@@ -116,17 +117,15 @@ extension DashboardResponder {
     }
 
     /// Where a form post goes back to: a same-origin path (beginning with one `/`), else `/`,
-    /// with the message in `?message=`.
-    static func returnPath(_ path: String?, message: String) -> String {
+    /// with the id of what the action said in `?notice=`.
+    static func returnPath(_ path: String?, notice: String) -> String {
         var target = "/"
         if let path, path.hasPrefix("/"), !path.hasPrefix("//"), !path.contains("\\"),
             !path.contains(where: { $0.isNewline || $0 == "\0" })
         {
             target = path
         }
-        let allowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))
-        let encoded = message.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-        return target + (target.contains("?") ? "&" : "?") + "message=" + encoded
+        return target + (target.contains("?") ? "&" : "?") + "notice=" + notice
     }
 }
 

@@ -16,6 +16,8 @@ struct DashboardResponder: HTTPResponder {
     let metrics: DashboardMetrics
     let hub: EventHub
     let pages: (any PageRendering)?
+    /// What form actions said, for the pages they return to.
+    let notices = Notices()
 
     /// What every page carries (web-contract): no inline script or style, nothing framed.
     static let contentSecurityPolicy =
@@ -25,6 +27,10 @@ struct DashboardResponder: HTTPResponder {
         let path = Self.components(request.uri.path)
         if path == ["login"], access.token != nil {
             return try await login(request)
+        }
+        // The stylesheet, script and icon hold no data: the login page is styled with them.
+        if path.first == "assets", request.method == .get || request.method == .head {
+            return asset(path)
         }
         guard access.allows(request) else {
             if request.method == .get, path.first != "api", path.first != "events", path.first != "metrics" {
@@ -175,53 +181,23 @@ struct DashboardResponder: HTTPResponder {
         }
         var query: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { query[String(key)] = String(value) }
+        // A notice is only ever what an action here said: never text from the address.
+        query["message"] = nil
+        query["message-kind"] = nil
+        if let notice = query["notice"].flatMap(notices.notice) {
+            query["message"] = notice.text
+            query["message-kind"] = notice.isError ? "error" : "ok"
+        }
         guard
             let document = try await pages.page(
                 path: path, query: query, reader: reader, csrfToken: `operator` == nil ? nil : access.csrf,
                 readOnly: `operator` == nil)
         else {
             return Self.html(
-                "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not found · jobrunner</title>"
-                    + "<link rel=\"stylesheet\" href=\"/assets/app.css\"></head><body>"
-                    + "<header class=\"top\"><span class=\"brand\">jobrunner</span><nav><a href=\"/\">Overview</a>"
-                    + "<a href=\"/runs\">Runs</a></nav></header><main id=\"main\"><h1>Not found</h1><p>"
-                    + Self.escaped(Self.notFoundWords(path)) + "</p></main></body></html>",
+                await pages.notFound(path: path, reader: reader, readOnly: `operator` == nil),
                 status: .notFound)
         }
         return Self.html(document)
-    }
-
-    /// What a page address that names nothing asked for, in words.
-    static func notFoundWords(_ path: [String]) -> String {
-        switch path.count {
-        case 2 where path[0] == "runs":
-            return
-                "There is no run '\(path[1])' in this state directory (pruned, or never there): Runs lists those kept."
-        case 6 where path[0] == "runs" && path[2] == "jobs" && path[4] == "attempts":
-            return
-                "Run '\(path[1])' has no job '\(path[3])' with an attempt \(path[5]): the run's page lists its jobs and their attempts."
-        case 2 where path[0] == "jobs":
-            return "There is no periodic job '\(path[1])' here: the overview lists the periodic jobs."
-        default:
-            return
-                "Nothing is at /\(path.joined(separator: "/")): the pages are the overview, Runs, a run's page, an attempt's log and a periodic job's page."
-        }
-    }
-
-    /// Text with the characters HTML gives a meaning written as references.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
     }
 }
 

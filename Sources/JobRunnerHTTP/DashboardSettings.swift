@@ -61,8 +61,11 @@ public struct DashboardSettings: Sendable {
     /// Checks that a non-loopback address has a token (SPEC 7).
     public func check() throws(DashboardSettingsError) {
         if token == nil, !Self.isLoopback(host) {
+            let exposed =
+                readOnly
+                ? "read its jobs' outputs and logs" : "act on its jobs and read their outputs and logs"
             throw DashboardSettingsError(
-                "--http \(host):\(port) would let anyone who reaches this machine act on its jobs; bind a loopback address (--http \(port)) or set a token with --http-token-file FILE or $JOBRUNNER_HTTP_TOKEN"
+                "--http \(host):\(port) would let anyone who reaches this machine \(exposed); bind a loopback address (--http \(port)) or set a token with --http-token-file FILE or $JOBRUNNER_HTTP_TOKEN"
             )
         }
     }
@@ -72,4 +75,14 @@ public struct DashboardSettings: Sendable {
 public struct DashboardSettingsError: Error, CustomStringConvertible, Sendable {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// The server could not listen where `--http` says (found when it binds: a check before the
+/// runner starts finds most causes sooner).
+public struct DashboardListenError: Error, CustomStringConvertible, Sendable {
+    public let host: String
+    public let port: Int
+    /// What binding threw.
+    public let cause: any Error
+    public var description: String { "cannot listen on \(host):\(port): \(cause)" }
 }

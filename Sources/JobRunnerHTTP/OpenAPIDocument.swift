@@ -4,7 +4,7 @@ enum OpenAPIDocument {
     static let json = #"""
         {
           "openapi": "3.0.3",
-          "info": {"title": "jobrunner", "version": "1", "description": "The JSON API, event stream and metrics of jobrunner's dashboard (SPEC 7). With a token, every request needs Authorization: Bearer TOKEN."},
+          "info": {"title": "jobrunner", "version": "1", "description": "The JSON API, event stream and metrics of jobrunner's dashboard (docs/reference.md, Dashboard, API and metrics). With a token, every request needs Authorization: Bearer TOKEN."},
           "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {
@@ -49,7 +49,7 @@ enum OpenAPIDocument {
           "paths": {
             "/api/v1/status": {"get": {"summary": "status --json of the current run, or of ?run=ID", "operationId": "status",
               "parameters": [{"name": "run", "in": "query", "required": false, "schema": {"type": "string"}}],
-              "responses": {"200": {"description": "SPEC 5.11", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
+              "responses": {"200": {"description": "what status --json prints", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
                 "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/NotFound"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
             "/api/v1/runs": {"get": {"summary": "runs --json, newest first", "operationId": "runs",
               "parameters": [{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}},
@@ -58,7 +58,7 @@ enum OpenAPIDocument {
                 "400": {"$ref": "#/components/responses/BadRequest"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
             "/api/v1/runs/{run}": {"get": {"summary": "status --json --run ID", "operationId": "run",
               "parameters": [{"$ref": "#/components/parameters/run"}],
-              "responses": {"200": {"description": "SPEC 5.11", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
+              "responses": {"200": {"description": "what status --json prints", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
                 "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/NotFound"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
             "/api/v1/runs/{run}/jobs/{job}/attempts/{attempt}/log": {"get": {"summary": "An attempt's log; Range: bytes=A-B honoured", "operationId": "log",
               "parameters": [{"$ref": "#/components/parameters/run"}, {"$ref": "#/components/parameters/job"},
@@ -79,7 +79,7 @@ enum OpenAPIDocument {
               "responses": {"200": {"$ref": "#/components/responses/Done"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "403": {"$ref": "#/components/responses/Forbidden"}, "404": {"$ref": "#/components/responses/NotFound"}, "409": {"$ref": "#/components/responses/Conflict"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
             "/api/v1/pipelines/{pipeline}/resume": {"post": {"summary": "jobrunner resume PIPELINE", "operationId": "resume", "parameters": [{"$ref": "#/components/parameters/pipeline"}],
               "responses": {"200": {"$ref": "#/components/responses/Done"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "403": {"$ref": "#/components/responses/Forbidden"}, "404": {"$ref": "#/components/responses/NotFound"}, "409": {"$ref": "#/components/responses/Conflict"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
-            "/api/v1/jobs/{job}/trigger": {"post": {"summary": "jobrunner trigger JOB", "operationId": "trigger", "parameters": [{"$ref": "#/components/parameters/job"}],
+            "/api/v1/jobs/{job}/trigger": {"post": {"summary": "jobrunner trigger JOB", "description": "404: no such job; 409: a one-shot job (trigger starts occurrences of periodic jobs), or a trigger refused as the job stands (an occurrence still runs under overlap: skip).", "operationId": "trigger", "parameters": [{"$ref": "#/components/parameters/job"}],
               "responses": {"200": {"$ref": "#/components/responses/Done"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "403": {"$ref": "#/components/responses/Forbidden"}, "404": {"$ref": "#/components/responses/NotFound"}, "409": {"$ref": "#/components/responses/Conflict"}, "500": {"$ref": "#/components/responses/ServerError"}}}},
             "/api/v1/openapi.json": {"get": {"summary": "This document", "operationId": "openapi",
               "responses": {"200": {"description": "OpenAPI 3", "content": {"application/json": {"schema": {"type": "object"}}}}, "401": {"$ref": "#/components/responses/Unauthorized"}}}},

@@ -10,12 +10,12 @@ enum Assets {
     static let css = #"""
         :root{--bg:#ffffff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--panel:#f6f8fa;--link:#0969da;
         --succeeded:#1a7f37;--failed:#cf222e;--running:#0969da;--waiting:#9a6700;--pending:#6e7781;
-        --skipped:#8c959f;--blocked:#8250df;--cancelled:#57606a;--notice:#fff8c5;--notice-line:#d4a72c;
+        --skipped:#8c959f;--blocked:#8250df;--cancelled:#57606a;--notice:#fff8c5;--notice-line:#d4a72c;--timeout:#bc4c00;--scroll-shadow:rgba(31,35,40,.35);
         --code-bg:#f6f8fa;--on-state:#ffffff;color-scheme:light dark}
         @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;
         --panel:#151b23;--link:#4493f8;--succeeded:#3fb950;--failed:#f85149;--running:#4493f8;
         --waiting:#d29922;--pending:#8b949e;--skipped:#6e7681;--blocked:#ab7df8;--cancelled:#9198a1;
-        --notice:#2e2a1a;--notice-line:#9e6a03;--code-bg:#010409;--on-state:#0d1117}}
+        --notice:#2e2a1a;--notice-line:#9e6a03;--timeout:#f0883e;--scroll-shadow:rgba(230,237,243,.35);--code-bg:#010409;--on-state:#0d1117}}
         *{box-sizing:border-box}
         html{-webkit-text-size-adjust:100%}
         body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
@@ -31,8 +31,13 @@ enum Assets {
         .meta{color:var(--muted);margin:.3em 0;overflow-wrap:anywhere}
         .empty{color:var(--muted);font-style:italic}
         .notice{display:block;background:var(--notice);border:1px solid var(--notice-line);border-radius:6px;padding:6px 10px;margin:8px 0;overflow-wrap:anywhere}
+        .notice.error{background:color-mix(in srgb,var(--failed) 12%,var(--panel));border-color:var(--failed)}
+        form.login{display:flex;flex-wrap:wrap;gap:8px;align-items:center}form.login input{padding:5px 8px;border:1px solid var(--line);border-radius:6px;background:var(--panel);color:var(--fg);min-width:14em}
         .id{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-weight:600}
         .scroll{overflow-x:auto;max-width:100%}
+        /* What does not fit scrolls, and says so: a shadow at the edge that has more (the covers
+           move with the content, the shadows stay with the box). */
+        .scroll{background:linear-gradient(to right,var(--bg) 30%,transparent) left/28px 100% no-repeat local,linear-gradient(to left,var(--bg) 30%,transparent) right/28px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,var(--scroll-shadow),transparent) left/12px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,var(--scroll-shadow),transparent) right/12px 100% no-repeat scroll}
         table{border-collapse:collapse;width:100%;font-size:.93rem}
         th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
         td{white-space:nowrap}
@@ -91,14 +96,15 @@ enum Assets {
         svg.timeline .axis text{fill:var(--muted);font-size:11px}
         svg.timeline .bar rect{fill:var(--pending)}
         svg.timeline .bar.s-succeeded rect{fill:var(--succeeded)}
-        svg.timeline .bar.s-failed rect,svg.timeline .bar.s-timeout rect{fill:var(--failed)}
+        svg.timeline .bar.s-failed rect{fill:var(--failed)}svg.timeline .bar.s-timeout rect{fill:var(--timeout)}
         svg.timeline .bar.s-running rect{fill:var(--running)}svg.timeline .bar.s-tempfail rect{fill:var(--waiting)}
         svg.timeline .bar.s-skipped rect{fill:var(--skipped)}svg.timeline .bar.s-interrupted rect{fill:var(--cancelled)}
         ul.legend{display:flex;flex-wrap:wrap;gap:4px 14px;list-style:none;padding:0;margin:4px 0;font-size:.85rem;color:var(--muted)}
         .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;background:var(--pending)}
         .swatch.s-succeeded{background:var(--succeeded)}.swatch.s-failed{background:var(--failed)}.swatch.s-running{background:var(--running)}
         .swatch.s-waiting{background:var(--waiting)}.swatch.s-skipped{background:var(--skipped)}.swatch.s-blocked{background:var(--blocked)}
-        .swatch.s-cancelled{background:var(--cancelled)}
+        .swatch.s-cancelled{background:var(--cancelled)}.swatch.s-timeout{background:var(--timeout)}
+        .swatch.s-tempfail{background:var(--waiting)}.swatch.s-interrupted{background:var(--cancelled)}
         .fg-0{color:#6e7781}.fg-1{color:#cf222e}.fg-2{color:#1a7f37}.fg-3{color:#9a6700}.fg-4{color:#0969da}
         .fg-5{color:#8250df}.fg-6{color:#1b7c83}.fg-7{color:var(--muted)}.fg-8{color:#8c959f}.fg-9{color:#fa4549}
         .fg-10{color:#2da44e}.fg-11{color:#bf8700}.fg-12{color:#218bff}.fg-13{color:#a475f9}.fg-14{color:#3192aa}.fg-15{color:var(--fg)}
@@ -113,6 +119,14 @@ enum Assets {
         .bg-5{background:#3c1e70}.bg-6{background:#0b3d42}.bg-7{background:#30363d}}
         .b{font-weight:700}.d{opacity:.7}.i{font-style:italic}.u{text-decoration:underline}
         @media (max-width:600px){main{padding:8px 10px 40px}th,td{padding:4px 5px}h1{font-size:1.25rem}
+        td{white-space:normal}td.actions form{display:block;margin:0 0 4px}
+        table.underway :is(th,td):nth-child(2),table.failures :is(th,td):nth-child(2),
+        table.periodic :is(th,td):nth-child(2),table.history :is(th,td):nth-child(2),
+        table.history :is(th,td):nth-child(4),table.history :is(th,td):nth-child(5),
+        table.occurrences :is(th,td):nth-child(4),table.occurrences :is(th,td):nth-child(5),
+        table.attempts :is(th,td):nth-child(3),table.attempts :is(th,td):nth-child(5){display:none}
+        table.periodic a.muted{display:block;overflow-wrap:anywhere;font-size:.8rem}td.wrap{min-width:6em}
+        :is(table.history,table.occurrences) td:first-child a{overflow-wrap:anywhere}
         article.job header .actions{margin-left:0;width:100%}}
         body.report header.top nav{display:none}
         """#

@@ -27,6 +27,7 @@ struct HistoryPage {
         return context.document(title: "Runs") { html in
             html.raw("<h1>Runs</h1>")
             filters(periodic: schedules.keys.sorted(), into: &html)
+            unknownFilters(periodic: schedules.keys.sorted(), matched: found.total > 0, into: &html)
             if let asked {
                 html.raw("<p class=\"notice\">")
                 html.text(
@@ -45,6 +46,26 @@ struct HistoryPage {
                 table(found.entries, into: &html)
             }
             pager(pages: pages, into: &html)
+        }
+    }
+
+    /// A filter that names no state or no periodic job matches nothing: said, with what would.
+    private func unknownFilters(periodic: [String], matched: Bool, into html: inout HTML) {
+        if let state, !Self.states.contains(where: { $0.rawValue == state }) {
+            html.raw("<p class=\"notice error\" role=\"alert\">")
+            html.text(
+                "There is no run state '\(state)': the states are "
+                    + Self.states.map(\.rawValue).joined(separator: ", ") + ".")
+            html.raw("</p>")
+        }
+        if let job, !matched, !periodic.contains(job) {
+            html.raw("<p class=\"notice error\" role=\"alert\">")
+            html.text(
+                "There is no periodic job '\(job)' here: the job filter keeps one periodic job's occurrences"
+                    + (periodic.isEmpty
+                        ? ", and none has been scheduled yet." : " (\(periodic.joined(separator: ", "))).")
+            )
+            html.raw("</p>")
         }
     }
 
@@ -79,7 +100,8 @@ struct HistoryPage {
     }
 
     private func table(_ entries: [(run: RunRecord, counts: [JobState: Int])], into html: inout HTML) {
-        html.raw("<div class=\"scroll\"><table><thead><tr><th>Run</th><th>Of</th><th>State</th>")
+        html.raw(
+            "<div class=\"scroll\"><table class=\"history\"><thead><tr><th>Run</th><th>Of</th><th>State</th>")
         html.raw("<th>Started</th><th>Took</th><th>Jobs</th></tr></thead><tbody>")
         for (run, counts) in entries {
             html.raw("<tr><td>")

@@ -16,6 +16,12 @@ struct HomePage {
         let current = try await currentID.asyncMap { id throws(StoreError) in
             try await model.runView(runID: id, all: false)
         }
+        // Occurrences under way wait for the internet or a constraint as a run's jobs do.
+        var occurrences: [RunView] = []
+        for run in runs where !run.state.isFinal && run.id != currentID && run.occurrenceOf != nil {
+            guard occurrences.count < Self.recentLimit else { break }
+            if let view = try await model.runView(runID: run.id, all: false) { occurrences.append(view) }
+        }
         let schedules = try await model.schedules()
         let stored = try await model.pipelines()
         let recent = runs.sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }.prefix(Self.recentLimit)
@@ -32,7 +38,7 @@ struct HomePage {
             underWay(runs, current: current, into: &html)
             if let current { counts(current, into: &html) }
             pipelines(current, stored: stored, into: &html)
-            waits(current, into: &html)
+            waits([current].compactMap { $0 } + occurrences, into: &html)
             periodic(schedules, into: &html)
             failures(
                 recent.filter { $0.state == .failed }, counts: failedCounts, current: current, into: &html)
@@ -59,7 +65,7 @@ struct HomePage {
             return
         }
         html.raw(
-            "<div class=\"scroll\"><table><thead><tr><th>Run</th><th>Of</th><th>State</th><th>Started</th></tr></thead><tbody>"
+            "<div class=\"scroll\"><table class=\"underway\"><thead><tr><th>Run</th><th>Of</th><th>State</th><th>Started</th></tr></thead><tbody>"
         )
         for run in open {
             html.raw("<tr><td>")
@@ -108,7 +114,8 @@ struct HomePage {
             return
         }
         html.raw(
-            "<div class=\"scroll\"><table><thead><tr><th>Pipeline</th><th>Running</th><th>Suspended</th>")
+            "<div class=\"scroll\"><table class=\"pipelines\"><thead><tr><th>Pipeline</th><th>Running</th><th>Suspended</th>"
+        )
         if context.actions { html.raw("<th>Actions</th>") }
         html.raw("</tr></thead><tbody>")
         for row in rows {
@@ -138,17 +145,19 @@ struct HomePage {
         html.raw("</tbody></table></div></section>")
     }
 
-    /// The jobs of the current run that wait for the internet or for a constraint: what the
-    /// read model knows of connectivity and constraints.
-    private func waits(_ view: RunView?, into html: inout HTML) {
-        guard let view else { return }
+    /// The jobs of the current run and of the occurrences under way that wait for the internet
+    /// or for a constraint: what the read model knows of connectivity and constraints.
+    private func waits(_ views: [RunView], into html: inout HTML) {
+        guard !views.isEmpty else { return }
         var internet: [String] = []
         var constraints: [String: [String]] = [:]
-        view.forEachJob { job in
-            switch job.waitingFor {
-            case .internet: internet.append(job.record.jobID)
-            case .constraint(let name): constraints[name, default: []].append(job.record.jobID)
-            default: break
+        for view in views {
+            view.forEachJob { job in
+                switch job.waitingFor {
+                case .internet: internet.append(job.record.jobID)
+                case .constraint(let name): constraints[name, default: []].append(job.record.jobID)
+                default: break
+                }
             }
         }
         html.raw("<section><h2>Connectivity and constraints</h2><ul class=\"plain\">")
@@ -176,7 +185,9 @@ struct HomePage {
 
     private func periodic(_ schedules: [String: ScheduleRecord], into html: inout HTML) {
         guard !schedules.isEmpty else { return }
-        html.raw("<section><h2>Periodic jobs</h2><div class=\"scroll\"><table><thead><tr><th>Job</th>")
+        html.raw(
+            "<section><h2>Periodic jobs</h2><div class=\"scroll\"><table class=\"periodic\"><thead><tr><th>Job</th>"
+        )
         html.raw("<th>Schedule</th><th>Last result</th><th>Next due</th>")
         if context.actions { html.raw("<th>Actions</th>") }
         html.raw("</tr></thead><tbody>")
@@ -242,7 +253,7 @@ struct HomePage {
         }
         if !runs.isEmpty {
             html.raw(
-                "<div class=\"scroll\"><table><thead><tr><th>Run</th><th>Of</th><th>Started</th><th>Jobs</th></tr></thead><tbody>"
+                "<div class=\"scroll\"><table class=\"failures\"><thead><tr><th>Run</th><th>Of</th><th>Started</th><th>Jobs</th></tr></thead><tbody>"
             )
             for run in runs {
                 html.raw("<tr><td>")

@@ -124,8 +124,13 @@ struct PageContext {
         }
         html.raw("</header><main id=\"main\">")
         if let message = settings.message, !message.isEmpty, !report {
-            html.raw("<p class=\"notice\" role=\"status\">")
-            html.prose(message)
+            html.raw(
+                settings.messageIsError
+                    ? "<p class=\"notice error\" role=\"alert\">" : "<p class=\"notice\" role=\"status\">")
+            for (index, line) in message.split(separator: "\n").enumerated() {
+                if index > 0 { html.raw("<br>") }
+                html.prose(line)
+            }
             html.raw("</p>")
         }
         body(&html)

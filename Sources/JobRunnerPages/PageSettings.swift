@@ -10,9 +10,11 @@ public struct PageSettings: Sendable {
     public var live: Bool
     /// The moment the page is rendered for: "3 min ago", next dates, a running bar's end.
     public var now: Date
-    /// A notice to show at the top of the page: the `?message=` of the address the server
-    /// redirected to after an action (shown escaped). nil: none.
+    /// A notice to show at the top of the page: what an action said, which the server kept for
+    /// the page it redirected to (shown escaped, a line each). nil: none.
     public var message: String?
+    /// The action was refused or failed: the notice is shown as an error.
+    public var messageIsError = false
 
     public init(csrfToken: String?, readOnly: Bool, live: Bool, now: Date) {
         self.csrfToken = csrfToken

@@ -16,6 +16,15 @@ public enum Pages {
         return try await HomePage(model: model, context: context).render()
     }
 
+    /// The page of an address that names nothing (the server answers it with 404): what it
+    /// asked for, and links to where to look instead; a one-shot job asked for at `/jobs/ID`
+    /// links its run.
+    public static func notFound(_ model: ReadModel, path: [String], settings: PageSettings) async -> String {
+        let context = PageContext(
+            settings: settings, path: "/" + path.map(Paths.segment).joined(separator: "/"))
+        return await NotFoundPage(model: model, context: context, path: path).render()
+    }
+
     /// `/runs?job=ID&state=STATE&page=N`: the history, newest first, filtered and paged.
     public static func runs(
         _ model: ReadModel, job: String?, state: String?, page: Int, settings: PageSettings

@@ -84,7 +84,9 @@ struct PeriodicJobPage {
     }
 
     private func table(_ runs: [RunRecord], counts: [String: [JobState: Int]], into html: inout HTML) {
-        html.raw("<div class=\"scroll\"><table><thead><tr><th>Run</th><th>Due</th><th>State</th>")
+        html.raw(
+            "<div class=\"scroll\"><table class=\"occurrences\"><thead><tr><th>Run</th><th>Due</th><th>State</th>"
+        )
         html.raw("<th>Started</th><th>Took</th><th>Detail</th></tr></thead><tbody>")
         for run in runs {
             html.raw("<tr><td>")

@@ -62,7 +62,7 @@ struct RunPage {
             of: run, runnerPID: detail.view.runnerPID, replaced: detail.view.replaced)
         {
             html.raw(" · ")
-            html.text(runner)
+            html.prose(runner)
         }
         html.raw("</p>")
     }
@@ -142,8 +142,7 @@ struct RunPage {
         html.prose(Words.detail(of: job, states: states, now: context.now))
         html.raw("</p><p class=\"meta\">pipeline ")
         html.text(record.pipeline)
-        let of = record.maxAttempts.map { " of \($0)" } ?? ""
-        html.text(" · \(record.attempts) attempt\(record.attempts == 1 ? "" : "s")\(of)")
+        html.text(" · " + record.attemptsWords)
         if !record.needs.isEmpty {
             html.raw(" · needs ")
             for (index, need) in record.needs.enumerated() {
@@ -177,7 +176,9 @@ struct RunPage {
         let attempts = detail.snapshot.attempts[id] ?? []
         guard !attempts.isEmpty else { return }
         html.raw("<div class=\"scroll\"><table class=\"attempts\"><thead><tr><th>#</th><th>Outcome</th>")
-        html.raw("<th>Started</th><th>Took</th><th>Exit</th><th>Reason</th><th>Log</th></tr></thead><tbody>")
+        // A report has no log pages to link (the failed attempt's tail is inline): no Log column.
+        html.raw("<th>Started</th><th>Took</th><th>Exit</th><th>Reason</th>")
+        html.raw(context.report ? "</tr></thead><tbody>" : "<th>Log</th></tr></thead><tbody>")
         for attempt in attempts {
             html.raw("<tr><td>\(attempt.number)</td><td>")
             context.badge(attempt.outcome?.rawValue ?? "running", into: &html)
@@ -190,8 +191,10 @@ struct RunPage {
             html.text(attempt.exitCode.map(String.init) ?? attempt.signal.map { "signal \($0)" } ?? "-")
             html.raw("</td><td class=\"wrap\">")
             html.text(attempt.reason ?? "")
-            html.raw("</td><td>")
-            context.link(Paths.attempt(run: run.id, job: id, number: attempt.number), "log", into: &html)
+            if !context.report {
+                html.raw("</td><td>")
+                context.link(Paths.attempt(run: run.id, job: id, number: attempt.number), "log", into: &html)
+            }
             html.raw("</td></tr>")
         }
         html.raw("</tbody></table></div>")

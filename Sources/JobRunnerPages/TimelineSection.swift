@@ -83,12 +83,37 @@ struct TimelineSection {
             html.raw("<g class=\"bar s-" + PageContext.stateClass(outcome) + "\"><title>")
             html.text("\(row.job) attempt \(attempt.number): \(outcome), \(took)")
             html.raw("</title><text class=\"label\" x=\"4\" y=\"\(GraphSection.number(y + 14))\">")
-            html.text(GraphSection.shortened("\(row.job) #\(attempt.number)", to: 26))
+            html.text(Self.label(job: row.job, attempt: attempt.number))
             html.raw(
                 "</text><rect x=\"\(GraphSection.number(left))\" y=\"\(GraphSection.number(y + 3))\" width=\"\(GraphSection.number(right - left))\" height=\"\(Int(Self.rowHeight - 6))\" rx=\"3\"/></g>"
             )
         }
         html.raw("</svg></div>")
+        legend(into: &html)
+    }
+
+    /// A row's label: the job's name, cut to fit, and always the attempt's number.
+    static func label(job: String, attempt: Int) -> String {
+        let number = " #\(attempt)"
+        return GraphSection.shortened(job, to: max(4, 26 - number.count)) + number
+    }
+
+    /// The bars' colours: one per attempt outcome.
+    static let outcomes: [(state: String, words: String)] = [
+        ("succeeded", "succeeded"), ("failed", "failed"), ("timeout", "timed out"),
+        ("tempfail", "temporary failure (exit 75), retried"), ("interrupted", "interrupted"),
+        ("skipped", "skipped"),
+        ("running", "running"),
+    ]
+
+    private func legend(into html: inout HTML) {
+        html.raw("<ul class=\"legend\" aria-label=\"Attempt outcomes\">")
+        for (state, words) in Self.outcomes {
+            html.raw("<li><span class=\"swatch s-" + state + "\"></span>")
+            html.text(words)
+            html.raw("</li>")
+        }
+        html.raw("</ul>")
     }
 
     /// A round tick step that gives at most about 8 ticks over `span` seconds.

@@ -36,8 +36,7 @@ extension Words {
             return "waiting for \(need) (\(states[need]?.rawValue ?? "unknown"))"
         case .backoff:
             let next = record.nextAttemptAt.map { moment($0, now: now) } ?? "?"
-            let of = record.maxAttempts.map { " of \($0)" } ?? ""
-            return "backoff until \(next) (attempt \(record.attempts + 1)\(of))"
+            return "backoff until \(next) (\(record.nextAttemptWords))"
         case .constraint(let name): return "waiting for constraint \(name)\(since)"
         case .internet: return "waiting for internet\(since)"
         case .suspended: return "suspended pipeline \(record.pipeline)"

@@ -79,6 +79,27 @@ import Testing
         #expect(directory.stderr.contains("it is a directory"))
     }
 
+    /// `--html .` crashed the binary (SIGILL taking the path apart); '/', '' and a trailing
+    /// slash were not checked either.
+    @Test(
+        "a path that names no file exits 2 with a sentence", arguments: [".", "/", "", "jobs/", "./", ".."])
+    func pathNamingNoFile(path: String) async throws {
+        let workspace = try Workspace(files: ["ci.yaml": Self.jobs])
+        _ = try await workspace.run("run", workspace.jobs)
+        let finished = try await workspace.run("report", "--html", path)
+        #expect(finished.status == 2, "\(finished.stderr)")
+        #expect(
+            finished.stderr.contains(
+                path.isEmpty
+                    ? "jobrunner: --html needs a file name"
+                    : "jobrunner: cannot write the report to \(path): it is a directory; name a file"),
+            "\(finished.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: workspace.root).filter {
+            $0.hasSuffix(".tmp")
+        }
+        #expect(left.isEmpty)
+    }
+
     @Test("--html is required")
     func needsFile() async throws {
         let workspace = try Workspace(files: [:])

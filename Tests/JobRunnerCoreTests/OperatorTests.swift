@@ -160,7 +160,7 @@ import Testing
         #expect(reopenedRun?.state == .stopped)
 
         let refused = OfflineOperator.apply(request(.retry, "d"), to: snapshot, now: start).result
-        #expect(refused == .refused("d is succeeded; only a failed, blocked or cancelled job can be retried"))
+        #expect(refused == .refused("d succeeded; only a failed, blocked or cancelled job can be retried"))
         let unknown = OfflineOperator.apply(request(.cancel, "zz"), to: snapshot, now: start).result
         #expect(unknown == .refused("run R has no job 'zz'"))
     }

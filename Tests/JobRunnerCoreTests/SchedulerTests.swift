@@ -495,7 +495,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         var driver = SchedulerDriver([planJob("a"), planJob("b", needs: ["a"])])
         driver.fail("a")
         #expect(
-            driver.request(.retry, "b") == .refused("b is blocked by a, which is failed; retry a instead"))
+            driver.request(.retry, "b") == .refused("b is blocked by a, which failed; retry a instead"))
         #expect(driver.state("b") == .blocked)
     }
 
@@ -504,7 +504,7 @@ let noJitter = RetryPolicy(attempts: 5, delay: .seconds(2), factor: 3, maxDelay:
         driver.succeed("a")
         #expect(
             driver.request(.retry, "a")
-                == .refused("a is succeeded; only a failed, blocked or cancelled job can be retried"))
+                == .refused("a succeeded; only a failed, blocked or cancelled job can be retried"))
         #expect(driver.request(.skip, "zz", requestID: 2) == .refused("run R has no job 'zz'"))
     }
 

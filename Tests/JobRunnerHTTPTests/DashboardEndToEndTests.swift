@@ -60,6 +60,70 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: fresh.state + "/db/data.mdb"), "a run was opened")
     }
 
+    /// An address of another machine with port 0 was not checked: the run started its jobs,
+    /// then ended with exit 3, errno 99 and a sentence about a full disk.
+    @Test func anAddressNotOnThisMachineIsRefusedBeforeAnyJobStarts() async throws {
+        let place = try Place(files: ["main.yaml": Self.jobs, "token": "a-long-token"])
+        let result = try await place.run([
+            "run", place.jobs, "--progress", "plain", "--http", "10.99.99.99:0", "--http-token-file",
+            place.jobs + "/token",
+        ])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "cannot listen on 10.99.99.99:0: the address is not one of this machine's"),
+            "\(result.stderr)")
+        #expect(!result.stderr.contains("full"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: place.state + "/db/data.mdb"), "a run was opened")
+    }
+
+    /// The line that says where the dashboard listens came after the first job had started.
+    @Test func theDashboardListensBeforeTheFirstJobStarts() async throws {
+        let place = try Place(files: ["main.yaml": Self.jobs])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jobrunnerBinary)
+        process.arguments = ["run", place.jobs, "--progress", "plain", "--http", "0", "--state", place.state]
+        process.currentDirectoryURL = URL(fileURLWithPath: place.root)
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOBRUNNER_HTTP_TOKEN"] = nil
+        process.environment = environment
+        // One pipe for both: the order of the lines is the order they were written in.
+        let both = Pipe()
+        process.standardOutput = both
+        process.standardError = both
+        try process.run()
+        let text = await Task.detached {
+            String(decoding: both.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }.value
+        await Task.detached { process.waitUntilExit() }.value
+        let listening = try #require(text.range(of: "jobrunner: dashboard at http://127.0.0.1:"), "\(text)")
+        let started = try #require(text.range(of: "started "), "\(text)")
+        #expect(listening.lowerBound < started.lowerBound, "\(text)")
+    }
+
+    /// `web --state` of a directory that does not exist made one (its db and logs) and served it.
+    @Test(arguments: [[], ["--http-read-only"]])
+    func webRefusesAStateDirectoryThatDoesNotExist(more: [String]) async throws {
+        let place = try Place(files: [:])
+        let started = try place.start(["web", "--http", "0"] + more)
+        // Its standard error to the end, or to the line that says it serves (then it is stopped).
+        let stderr = await Task.detached { () -> String in
+            let handle = started.stderr.fileHandleForReading
+            var text = ""
+            while !text.contains("dashboard at") {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }.value
+        if stderr.contains("dashboard at") { started.process.terminate() }
+        await Task.detached { started.process.waitUntilExit() }.value
+        #expect(started.process.terminationStatus == 1, "\(stderr)")
+        #expect(stderr.contains("no state directory at \(place.state)"), "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: place.state), "web created the state directory")
+    }
+
     @Test func withATokenEveryRequestNeedsIt() async throws {
         let place = try await Self.ranPlace()
         let server = try await place.web(environment: ["JOBRUNNER_HTTP_TOKEN": "s3cret-token"])
@@ -90,6 +154,21 @@ import Testing
         #expect(
             try await request(server.port, "GET", "/api/v1/status", headers: ["Cookie": cookie]).status == 200
         )
+    }
+
+    /// The login page had no stylesheet (the assets too needed the token): unstyled, and white
+    /// in dark mode.
+    @Test func theLoginPageIsStyledAndTheAssetsNeedNoToken() async throws {
+        let place = try await Self.ranPlace()
+        let server = try await place.web(environment: ["JOBRUNNER_HTTP_TOKEN": "s3cret-token"])
+        defer { Task { await server.stop() } }
+        let login = try await request(server.port, "GET", "/login")
+        #expect(login.body.contains("<link rel=\"stylesheet\" href=\"/assets/app.css\">"), "\(login.body)")
+        let css = try await request(server.port, "GET", "/assets/app.css")
+        #expect(css.status == 200)
+        #expect(css.body.contains("prefers-color-scheme:dark"))
+        #expect(try await request(server.port, "GET", "/assets/app.js").status == 200)
+        #expect(try await request(server.port, "GET", "/assets/nope.css").status == 404)
     }
 
     @Test func theAPIAnswersAsTheCommandsPrint() async throws {
@@ -197,6 +276,33 @@ import Testing
         #expect(!metrics.body.contains("\"suspended\":1"))
     }
 
+    /// A refused action was shown like a success, and `?message=` showed any text from the
+    /// address as the server's notice.
+    @Test func aRefusedFormActionIsShownAsAnErrorAndAddressesCarryNoNoticeText() async throws {
+        let place = try await Self.ranPlace()
+        let server = try await place.web()
+        defer { Task { await server.stop() } }
+        let phishing = try await request(
+            server.port, "GET", "/?message=Your%20session%20expired%3A%20call%20us")
+        #expect(phishing.status == 200)
+        #expect(!phishing.body.contains("Your session expired"), "\(phishing.body)")
+        let home = try await request(server.port, "GET", "/")
+        let marker = try #require(home.body.range(of: "name=\"csrf\" value=\""))
+        let csrf = String(home.body[marker.upperBound...].prefix { $0 != "\"" })
+        let refused = try await request(
+            server.port, "POST", "/api/v1/pipelines/main/resume",
+            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: "csrf=\(csrf)&return=%2F")
+        #expect(refused.status == 303)
+        let location = try #require(refused.headers["location"])
+        #expect(location.hasPrefix("/?notice="), "\(location)")
+        let page = try await request(server.port, "GET", location)
+        #expect(page.body.contains("<p class=\"notice error\" role=\"alert\">"), "\(page.body)")
+        #expect(page.body.contains("main is not suspended"), "\(page.body)")
+        // An id the server never gave shows nothing.
+        let made = try await request(server.port, "GET", "/?notice=0123456789abcdef")
+        #expect(!made.body.contains("class=\"notice"), "\(made.body)")
+    }
+
     @Test func readOnlyRefusesEveryAction() async throws {
         let place = try await Self.ranPlace()
         let server = try await place.web(["--http-read-only"])
@@ -288,7 +394,9 @@ import Testing
 
 /// `POST /api/v1/jobs/ID/trigger`: `jobrunner trigger` through the API.
 @Suite struct TriggerRouteTests {
-    @Test func aTriggerWithNoRunnerIsStoredAndAnUnknownJobIs404() async throws {
+    /// A one-shot job's trigger answered 404 (the job exists: it is refused, 409); messages
+    /// named the server's state directory.
+    @Test func aTriggerWithNoRunnerIsStoredAOneShotJobIs409AndAnUnknownJobIs404() async throws {
         let place = try Place(files: [
             "main.yaml": """
             version: 1
@@ -307,11 +415,24 @@ import Testing
         defer { Task { await server.stop() } }
         let trigger = try await request(server.port, "POST", "/api/v1/jobs/tick/trigger")
         #expect(trigger.status == 200, "\(trigger.body)")
-        #expect(trigger.body.contains("stored: no runner works on"), "\(trigger.body)")
+        #expect(trigger.body.contains("stored: no runner works on this state directory"), "\(trigger.body)")
+        #expect(!trigger.body.contains(place.root), "\(trigger.body)")
         let oneShot = try await request(server.port, "POST", "/api/v1/jobs/once/trigger")
-        #expect(oneShot.status == 404, "\(oneShot.body)")
+        #expect(oneShot.status == 409, "\(oneShot.body)")
+        #expect(oneShot.body.contains("once is a one-shot job"), "\(oneShot.body)")
         let unknown = try await request(server.port, "POST", "/api/v1/jobs/tik/trigger")
         #expect(unknown.status == 404)
         #expect(unknown.body.contains("tick"), "a did-you-mean: \(unknown.body)")
+        // An unknown run names no path of the server's, and lists the newest run first.
+        let runs = try await request(server.port, "GET", "/api/v1/runs")
+        let listed = try #require(
+            try JSONSerialization.jsonObject(with: Data(runs.body.utf8)) as? [[String: Any]])
+        let newest = try #require(listed.first?["id"] as? String)
+        let noRun = try await request(server.port, "POST", "/api/v1/runs/nope/jobs/once/retry")
+        #expect(noRun.status == 404, "\(noRun.body)")
+        #expect(!noRun.body.contains(place.root), "\(noRun.body)")
+        #expect(
+            noRun.body.contains("no run 'nope' in this state directory; recent runs: \(newest)"),
+            "\(noRun.body)")
     }
 }

@@ -47,6 +47,24 @@ import Testing
         #expect(text.components(separatedBy: "# TYPE jobrunner_attempts_total ").count == 2)
     }
 
+    /// `jobrunner_pipeline_suspended` had series only for pipelines once suspended; `web`
+    /// showed `jobrunner_store_commit_seconds` zeros though it commits nothing it times.
+    @Test func everyKnownPipelineHasASuspendedSeriesAndWebHasNoCommitLatency() async throws {
+        let store = InMemoryQueueStore()
+        let reader = ReadModel(store: store, lock: nil, logs: LogLocation(stateDirectory: "/nowhere"))
+        _ = try await store.updatePipeline("deploy") { $0.suspended = 2 }
+        let metrics = DashboardMetrics()
+        metrics.setPipelines(["build": "ci", "ship": "deploy"])
+        let text = String(decoding: await metrics.scrape(reader), as: UTF8.self)
+        #expect(text.contains("jobrunner_pipeline_suspended{pipeline=\"ci\"} 0"), "\(text)")
+        #expect(text.contains("jobrunner_pipeline_suspended{pipeline=\"deploy\"} 2"), "\(text)")
+        #expect(text.contains("jobrunner_store_commit_seconds"))
+        let web = String(
+            decoding: await DashboardMetrics(timesCommits: false).scrape(reader), as: UTF8.self)
+        #expect(!web.contains("jobrunner_store_commit_seconds"), "\(web)")
+        #expect(web.contains("jobrunner_pipeline_suspended{pipeline=\"deploy\"} 2"), "\(web)")
+    }
+
     @Test func manyJobsAreCountedEachOnce() async {
         let metrics = DashboardMetrics()
         let observer = metrics.observer

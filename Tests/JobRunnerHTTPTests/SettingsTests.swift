@@ -47,10 +47,33 @@ import Testing
         #expect(LogFile.resolve("lines=1-2", size: 10) == .whole)
     }
 
+    /// Read-only without a token said anyone could "act on its jobs"; 0.0.0.0 printed
+    /// `http://0.0.0.0:PORT/`, which no browser opens.
+    @Test func theWordsFitWhatIsExposedAndWhereItListens() throws {
+        let readOnly = DashboardSettings(host: "192.0.2.2", port: 0, token: nil, readOnly: true)
+        #expect(throws: DashboardSettingsError.self) { try readOnly.check() }
+        do {
+            try readOnly.check()
+        } catch {
+            #expect(error.description.contains("read its jobs' outputs and logs"), "\(error)")
+            #expect(!error.description.contains("act on"), "\(error)")
+        }
+        #expect(
+            Dashboard.listeningWords(host: "0.0.0.0", port: 8080, hostname: "box")
+                == "http://127.0.0.1:8080/, listening on port 8080 of every address of this machine (http://box:8080/ from elsewhere)"
+        )
+        #expect(
+            Dashboard.listeningWords(host: "::", port: 80, hostname: nil).hasPrefix(
+                "http://[::1]:80/, listening on port 80"))
+        #expect(Dashboard.listeningWords(host: "::1", port: 80, hostname: "box") == "http://[::1]:80/")
+        #expect(
+            Dashboard.listeningWords(host: "127.0.0.1", port: 80, hostname: "box") == "http://127.0.0.1:80/")
+    }
+
     @Test func formsGoBackToTheirOwnPagesOnly() {
-        #expect(DashboardResponder.returnPath("/runs/1", message: "ok") == "/runs/1?message=ok")
-        #expect(DashboardResponder.returnPath("//evil.example/x", message: "a b").hasPrefix("/?message="))
-        #expect(DashboardResponder.returnPath("https://evil.example", message: "") == "/?message=")
-        #expect(DashboardResponder.returnPath("/runs?job=a", message: "x&y") == "/runs?job=a&message=x%26y")
+        #expect(DashboardResponder.returnPath("/runs/1", notice: "ab12") == "/runs/1?notice=ab12")
+        #expect(DashboardResponder.returnPath("//evil.example/x", notice: "ab12") == "/?notice=ab12")
+        #expect(DashboardResponder.returnPath("https://evil.example", notice: "ab12") == "/?notice=ab12")
+        #expect(DashboardResponder.returnPath("/runs?job=a", notice: "ab12") == "/runs?job=a&notice=ab12")
     }
 }

@@ -44,6 +44,47 @@ struct OtherPagesTests {
         #expect(!readOnly.contains("<form"))
     }
 
+    /// The overview said "No job waits for the internet." while a periodic occurrence did.
+    @Test("the overview counts the waits of occurrences under way")
+    func occurrenceWaits() async throws {
+        let fixture = try PageFixture()
+        try await fixture.addRun(
+            "now", state: .running, jobs: [JobSpec(id: "a", state: .running, attempts: [nil])])
+        try await fixture.addRun(
+            "mirror@1", state: .running,
+            jobs: [JobSpec(id: "mirror", state: .waiting, reason: .waiting(.internet))],
+            occurrenceOf: "mirror")
+        let page = try await Pages.home(fixture.model, settings: PageFixture.settings())
+        #expect(page.contains("1 job waits for the internet (the probe says offline): mirror"), "\(page)")
+        #expect(!page.contains("No job waits for the internet."))
+    }
+
+    /// `/runs?state=bogus` said "0 runs bogus"; `?job=nope` said nothing of there being no such
+    /// job; a 404 page had no links; `/jobs/ID` of a one-shot job said there was no such job.
+    @Test("unknown filters and addresses say so, with links to what there is")
+    func unknownFiltersAndAddresses() async throws {
+        let fixture = try PageFixture()
+        try await fixture.addRun("main", state: .succeeded, jobs: [JobSpec(id: "greet", state: .succeeded)])
+        let bogus = try await Pages.runs(
+            fixture.model, job: nil, state: "bogus", page: 1, settings: PageFixture.settings())
+        #expect(
+            bogus.contains(
+                "There is no run state &#39;bogus&#39;: the states are running, stopped, succeeded, failed, skipped, missed."
+            ) || bogus.contains("There is no run state 'bogus': the states are running, stopped"), "\(bogus)")
+        let nope = try await Pages.runs(
+            fixture.model, job: "nope", state: nil, page: 1, settings: PageFixture.settings())
+        #expect(nope.contains("There is no periodic job"), "\(nope)")
+        let greet = await Pages.notFound(
+            fixture.model, path: ["jobs", "greet"], settings: PageFixture.settings())
+        #expect(greet.contains("greet is a one-shot job"), "\(greet)")
+        #expect(greet.contains("href=\"/runs/main#job-greet\""), "\(greet)")
+        let run = await Pages.notFound(
+            fixture.model, path: ["runs", "gone"], settings: PageFixture.settings())
+        #expect(run.contains("<a href=\"/runs\">Runs</a> lists those kept"), "\(run)")
+        let other = await Pages.notFound(fixture.model, path: ["nowhere"], settings: PageFixture.settings())
+        #expect(other.contains("<a href=\"/\">the overview</a>"), "\(other)")
+    }
+
     @Test("the overview of an empty store says there are no runs")
     func emptyHome() async throws {
         let fixture = try PageFixture()

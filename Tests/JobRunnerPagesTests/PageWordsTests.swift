@@ -53,3 +53,23 @@ struct PageWordsTests {
         #expect(page.contains("\">\(parts.tm_year + 1900)-"))
     }
 }
+
+/// "2 attempts of 1" after an operator's retry of a job without retries.
+@Suite("Attempt counts in words")
+struct AttemptWordsTests {
+    @Test("attempts that did not count are told apart")
+    func uncounted() {
+        var record = JobRecord(
+            jobID: "build", pipeline: "default", needs: [], maxAttempts: 1, state: .failed, attempts: 2)
+        record.uncountedAttempts = 1
+        #expect(record.attemptsWords == "2 attempts, 1 of 1 counted")
+        record.uncountedAttempts = 0
+        record.maxAttempts = 3
+        #expect(record.attemptsWords == "2 attempts of 3")
+        #expect(record.nextAttemptWords == "attempt 3 of 3")
+        record.uncountedAttempts = 1
+        #expect(record.nextAttemptWords == "attempt 3, 2 of 3 counted")
+        record.maxAttempts = nil
+        #expect(record.attemptsWords == "2 attempts")
+    }
+}

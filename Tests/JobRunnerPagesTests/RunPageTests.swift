@@ -103,6 +103,59 @@ struct RunPageTests {
         #expect(page.contains("<p class=\"notice\" role=\"status\">build gets &lt;another&gt; chance</p>"))
     }
 
+    /// The run page and the report showed "the next `jobrunner run` resumes it" with its
+    /// backticks.
+    @Test("code in the run's first line is shown as code, on the page and in the report")
+    func runnerLineCode() async throws {
+        let fixture = try PageFixture()
+        try await fixture.addRun(
+            "open", state: .running, jobs: [JobSpec(id: "a", state: .pending)])
+        let page = try #require(
+            try await Pages.run(fixture.model, runID: "open", settings: PageFixture.settings()))
+        let report = try #require(try await Pages.report(fixture.model, runID: "open", now: PageFixture.now))
+        for document in [page, report] {
+            #expect(
+                document.contains("no runner: the next <code>jobrunner run</code> resumes it"), "\(document)")
+        }
+    }
+
+    /// A long job name cut in the timeline lost its attempt number; the timeline had no legend
+    /// (a retried attempt was brown, unexplained); the report's Log column said "log" with no link.
+    @Test("the timeline keeps attempt numbers and has a legend; the report has no dead log column")
+    func timelineLabelsAndLegend() async throws {
+        let fixture = try PageFixture()
+        let long = "a-very-long-job-name-that-goes-on-and-on"
+        try await fixture.addRun(
+            "long", state: .failed,
+            jobs: [JobSpec(id: long, state: .failed, reason: .ended(.exit(2)), attempts: [.failed, .failed])])
+        let page = try #require(
+            try await Pages.run(fixture.model, runID: "long", settings: PageFixture.settings()))
+        #expect(page.contains("… #2</text>"), "\(page)")
+        #expect(page.contains("… #1</text>"), "\(page)")
+        #expect(page.contains("<ul class=\"legend\" aria-label=\"Attempt outcomes\">"))
+        #expect(
+            page.contains("<span class=\"swatch s-tempfail\"></span>temporary failure (exit 75), retried"))
+        let report = try #require(try await Pages.report(fixture.model, runID: "long", now: PageFixture.now))
+        #expect(!report.contains("<th>Log</th>"), "\(report)")
+        #expect(!report.contains(">log<"), "\(report)")
+        #expect(page.contains("<th>Log</th>"))
+    }
+
+    /// A two-line message lost its line break; a refusal looked like a success.
+    @Test("a notice shows each line, code in backticks, and a refusal as an error")
+    func errorNotice() async throws {
+        let fixture = try PageFixture()
+        try await sampleRun(fixture)
+        var settings = PageFixture.settings()
+        settings.message = "cannot retry build: build is running\nthe next `jobrunner run` resumes it"
+        settings.messageIsError = true
+        let page = try #require(try await Pages.run(fixture.model, runID: "run-1", settings: settings))
+        #expect(
+            page.contains(
+                "<p class=\"notice error\" role=\"alert\">cannot retry build: build is running<br>the next <code>jobrunner run</code> resumes it</p>"
+            ), "\(page)")
+    }
+
     @Test("the report is self-contained: CSS inline, no script, no forms, no links to the server")
     func report() async throws {
         let fixture = try PageFixture()

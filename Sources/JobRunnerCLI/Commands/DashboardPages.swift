@@ -12,6 +12,7 @@ struct DashboardPages: PageRendering {
         var settings = PageSettings(csrfToken: csrfToken, readOnly: readOnly, live: true, now: Date())
         // What an action said, on the page it returned to (the server adds it).
         settings.message = query["message"]
+        settings.messageIsError = query["message-kind"] == "error"
         switch path.count {
         case 0:
             return try await Pages.home(reader, settings: settings)
@@ -30,6 +31,12 @@ struct DashboardPages: PageRendering {
         default:
             return nil
         }
+    }
+
+    func notFound(path: [String], reader: ReadModel, readOnly: Bool) async -> String {
+        await Pages.notFound(
+            reader, path: path,
+            settings: PageSettings(csrfToken: nil, readOnly: readOnly, live: false, now: Date()))
     }
 
     func asset(named name: String) -> (contentType: String, body: [UInt8])? {

@@ -58,9 +58,7 @@ struct HTTPOptions: ParsableArguments {
             let settings = DashboardSettings(host: host, port: port, token: token, readOnly: httpReadOnly)
             try settings.check()
             if let problem = Self.cannotListen(host: host, port: port) {
-                throw ValidationError(
-                    "--http \(http): cannot listen on \(host):\(port): \(problem); choose another port (0 picks a free one) or stop what listens there"
-                )
+                throw ValidationError("--http \(http): cannot listen on \(host):\(port): \(problem)")
             }
             return settings
         } catch let error as DashboardSettingsError {
@@ -93,19 +91,20 @@ struct WebHTTPOptions: ParsableArguments {
 }
 
 extension HTTPOptions {
-    /// Why the dashboard could not listen on `host:port`, found by binding a socket there and
-    /// letting it go, before any job starts: a port in use would otherwise be found only once
-    /// the runner had started its jobs, and end the run. Nil when it can (or for port 0). The
-    /// server binds again for real, with the same SO_REUSEADDR.
+    /// Why the dashboard could not listen on `host:port`, in words that say what to do, found by
+    /// binding a socket there and letting it go, before any job starts: a port in use or an
+    /// address of another machine would otherwise be found only once the runner had started its
+    /// jobs, and end the run. Nil when it can. Port 0 is tried too (the address may not be this
+    /// machine's). The server binds again for real, with the same SO_REUSEADDR.
     static func cannotListen(host: String, port: Int) -> String? {
-        guard port != 0 else { return nil }
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
         let looked = getaddrinfo(host, String(port), &hints, &found)
         guard looked == 0, let first = found else {
-            return "the address cannot be resolved (\(String(cString: gai_strerror(looked))))"
+            return "the address cannot be resolved (\(String(cString: gai_strerror(looked)))); "
+                + "give an address of this machine (127.0.0.1 for this machine only)"
         }
         defer { freeaddrinfo(found) }
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -114,12 +113,28 @@ extension HTTPOptions {
         var yes: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-            return String(cString: strerror(errno))
+            return listenProblem(errno: errno, port: port)
         }
         // Listening too: a socket bound with SO_REUSEADDR can share an address with one that
         // is not listening yet, but not with a listener.
-        guard listen(fd, 1) == 0 else { return String(cString: strerror(errno)) }
+        guard listen(fd, 1) == 0 else { return listenProblem(errno: errno, port: port) }
         return nil
+    }
+
+    /// A failed bind or listen in words that fit its cause.
+    static func listenProblem(errno code: Int32, port: Int) -> String {
+        switch code {
+        case EADDRNOTAVAIL:
+            return "the address is not one of this machine's; give one of its addresses "
+                + "(127.0.0.1 for this machine only, 0.0.0.0 for every address)"
+        case EADDRINUSE:
+            return
+                "port \(port) is in use; choose another port (0 picks a free one) or stop what listens there"
+        case EACCES:
+            return "ports below 1024 need privileges; choose a port from 1024 up (0 picks a free one)"
+        default:
+            return String(cString: strerror(code)) + "; choose another address or port (0 picks a free port)"
+        }
     }
 }
 
@@ -129,17 +144,19 @@ enum DashboardSetup {
     static func dashboard(
         settings: DashboardSettings, reader: ReadModel, stateDirectory: StoreOpener,
         metrics: DashboardMetrics,
-        logger: Logger
+        logger: Logger, listened: @escaping @Sendable () -> Void = {}
     ) -> Dashboard {
         let actions = Operator(
             reader: reader, lock: stateDirectory.lock, waker: stateDirectory.waker, orphans: ProcessGroups(),
-            place: stateDirectory.path)
+            // Over HTTP a message names no path of the server's.
+            place: "this state directory")
         return Dashboard(
             reader: reader, operator: actions, settings: settings, metrics: metrics, pages: DashboardPages(),
             logger: logger,
             listening: { url in
                 // Standard error: standard output may carry `--events -` JSON lines.
                 writeText(STDERR_FILENO, "jobrunner: dashboard at \(url)\n")
+                listened()
             })
     }
 }

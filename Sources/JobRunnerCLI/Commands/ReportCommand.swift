@@ -83,18 +83,24 @@ private struct ReportFile {
             temporary = nil
             return
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let temporaryPath =
-            (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid()).tmp"
-        let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Self.failure(path, errno) }
+        // Checked before the path is taken apart: '.', '/' or a trailing slash name no file.
+        guard !path.isEmpty else {
+            throw ValidationError(
+                "cannot write the report to '': the name is empty; name a file (report.html)")
+        }
+        let slash = path.lastIndex(of: "/")
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            close(fd)
-            unlink(temporaryPath)
+        if name.isEmpty || name == "." || name == ".."
+            || (FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+                && isDirectory.boolValue)
+        {
             throw ValidationError("cannot write the report to \(path): it is a directory; name a file")
         }
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let temporaryPath = directory + ".\(name).\(getpid()).tmp"
+        let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Self.failure(path, errno) }
         temporary = (temporaryPath, fd)
     }
 

@@ -221,11 +221,15 @@ struct RunnerSession {
                     definitions.withLock { $0 = Self.definitions(of: workload) }
                 })
             : nil
+        // The runner starts once the dashboard listens: an address it cannot listen on ends the
+        // session before any job starts, and the line that says where it listens comes first.
+        let (listening, listened) = AsyncStream<Void>.makeStream()
         let dashboard = dashboardSettings.map { settings in
             DashboardSetup.dashboard(
                 settings: settings,
                 reader: ReadModel(store: state.store, lock: stateDirectory.lock, logs: state.logs),
-                stateDirectory: stateDirectory, metrics: metrics ?? DashboardMetrics(), logger: logger)
+                stateDirectory: stateDirectory, metrics: metrics ?? DashboardMetrics(), logger: logger,
+                listened: { listened.finish() })
         }
         // `serve` leaves SIGTERM and SIGINT to its service group (a graceful shutdown); `run` turns
         // them into a stop itself, to exit 128 + the signal.
@@ -256,8 +260,16 @@ struct RunnerSession {
         do {
             summary =
                 serve || dashboard != nil
-                ? try await Self.serve(runner, dashboard: dashboard, signals: serve, logger: logger)
+                ? try await Self.serve(
+                    runner, dashboard: dashboard, listening: dashboard == nil ? nil : listening,
+                    signals: serve,
+                    logger: logger)
                 : try await runner.run()
+        } catch let error as DashboardListenError {
+            printError(
+                "jobrunner: --http \(error); nothing was started: choose another address or port (0 picks a free one)"
+            )
+            throw ExitCode(ExitStatus.invalid)
         } catch {
             await worker?.stop()
             // The runner ended its attempts before it threw; nothing already stored was changed.
@@ -289,11 +301,10 @@ struct RunnerSession {
     /// Runs the runner as a service of a service group, with the dashboard beside it when
     /// `--http` asks for one (it ends with the runner). `serve`'s group turns SIGTERM and SIGINT
     /// into a graceful shutdown: the runner stops cleanly; `run` stops its runner itself.
-    private static func serve(_ runner: Runner, dashboard: Dashboard?, signals: Bool, logger: Logger)
-        async throws
-        -> RunSummary
-    {
-        let service = RunnerService(runner: runner)
+    private static func serve(
+        _ runner: Runner, dashboard: Dashboard?, listening: AsyncStream<Void>?, signals: Bool, logger: Logger
+    ) async throws -> RunSummary {
+        let service = RunnerService(runner: runner, listening: listening)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)
         ]
@@ -427,14 +438,24 @@ final class Reloader: Sendable {
 final class RunnerService: Service, Sendable {
     private let runner: Runner
     private let result = Locked<RunSummary?>(nil)
+    /// Ends once the dashboard listens; the runner waits for it.
+    private let listening: AsyncStream<Void>?
 
-    init(runner: Runner) { self.runner = runner }
+    init(runner: Runner, listening: AsyncStream<Void>? = nil) {
+        self.runner = runner
+        self.listening = listening
+    }
 
     /// How the run ended, once it has.
     var summary: RunSummary? { result.withLock { $0 } }
 
     func run() async throws {
         let runner = self.runner
+        if let listening {
+            for await _ in listening {}
+            // Cancelled: the dashboard could not listen, and the group ends without a run.
+            try Task.checkCancellation()
+        }
         let summary = try await withGracefulShutdownHandler {
             try await runner.run()
         } onGracefulShutdown: {

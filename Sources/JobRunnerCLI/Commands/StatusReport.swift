@@ -114,8 +114,7 @@ struct StatusReport {
             return "waiting for \(need) (\(states[need]?.rawValue ?? "unknown"))"
         case .backoff:
             let next = record.nextAttemptAt.map { Timestamps.moment($0) } ?? "?"
-            let of = record.maxAttempts.map { " of \($0)" } ?? ""
-            return "backoff until \(next) (attempt \(record.attempts + 1)\(of))"
+            return "backoff until \(next) (\(record.nextAttemptWords))"
         case .constraint(let name):
             return "waiting for constraint \(name)\(since)"
         case .internet:

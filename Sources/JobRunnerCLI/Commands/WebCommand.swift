@@ -13,8 +13,8 @@ struct WebCommand: AsyncParsableCommand {
         commandName: "web",
         abstract: "Serve the dashboard, JSON API, events and metrics of a state directory, with no runner.",
         discussion: """
-            Stops cleanly on SIGTERM or SIGINT. Exit status: 0 stopped; 2 an address or token that \
-            cannot be used; 3 the state directory could not be used.
+            Stops cleanly on SIGTERM or SIGINT. Exit status: 0 stopped; 1 no state directory there; \
+            2 an address or token that cannot be used; 3 the state directory could not be used.
             """
     )
 
@@ -28,6 +28,13 @@ struct WebCommand: AsyncParsableCommand {
     func run() async throws {
         let settings = try httpOptions.settings()
         let stateDirectory = global.stateDirectory
+        // A mistyped --state would otherwise become a new, empty state directory.
+        guard FileManager.default.fileExists(atPath: stateDirectory.path) else {
+            printError(
+                "jobrunner: no state directory at \(stateDirectory.path): nothing was created; give the --state of a run or serve (or set $JOBRUNNER_STATE)"
+            )
+            throw ExitCode(ExitStatus.failed)
+        }
         let store: OpenedStore
         do {
             // Read-only opens nothing for writing: an archived state directory can be shown.
@@ -44,7 +51,7 @@ struct WebCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let dashboard = DashboardSetup.dashboard(
             settings: settings, reader: store.reader, stateDirectory: stateDirectory,
-            metrics: DashboardMetrics(),
+            metrics: DashboardMetrics(timesCommits: false),
             logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(

@@ -36,7 +36,10 @@ extension Operator {
                 return .notFound(exitStatus: 1)
             }
             guard let snapshot = try await reader.snapshot(runID: id) else {
-                let known = (try? await reader.runs().map(\.id).suffix(5)) ?? []
+                // The newest first: the run the reader most likely meant.
+                let known =
+                    (try? await reader.runs().sorted { ($0.startedAt, $0.id) > ($1.startedAt, $1.id) }
+                        .prefix(5).map(\.id)) ?? []
                 say(.problem("no run '\(id)' in \(place); recent runs: \(known.joined(separator: ", "))"))
                 return .notFound(exitStatus: 1)
             }
@@ -318,7 +321,10 @@ extension Operator {
                 with: names, periodic: Array(schedules.keys), oneShot: oneShot)
             {
                 say(.problem(problem))
-                return .notFound(exitStatus: 1)
+                // A one-shot job exists: triggering it is refused, not a job not found.
+                let periodic = Set(schedules.keys)
+                let unknown = names.contains { !periodic.contains($0) && !oneShot.contains($0) }
+                return unknown ? .notFound(exitStatus: 1) : .refused
             }
             var refused = false
             // With no runner, a request is stored for the next one, which first resumes the

@@ -78,7 +78,7 @@ extension Scheduler {
             // Another chance would block it again at once while a need still stands in the way.
             if let need = blockingNeed(of: job) {
                 return .refused(
-                    "\(id) is blocked by \(need), which is \(jobs[need]?.state.rawValue ?? "unknown"); retry \(need) instead"
+                    "\(id) is blocked by \(need), which \(jobs[need].map { Self.stands($0.state) } ?? "is unknown"); retry \(need) instead"
                 )
             }
             reopen([id], now: now)
@@ -90,13 +90,23 @@ extension Scheduler {
             return .applied("\(id) gets another chance, with any jobs it blocked")
         case (.retry, _):
             return .refused(
-                "\(id) is \(record.state.rawValue); only a failed, blocked or cancelled job can be retried")
+                "\(id) \(Self.stands(record.state)); only a failed, blocked or cancelled job can be retried")
         case (.skip, _), (.cancel, _):
-            return .refused("\(id) is already \(record.state.rawValue)")
+            return .refused("\(id) \(Self.stands(record.state, already: true))")
         case (.notify, _):
             return .refused("a notification is no request about a job")
         case (.trigger, _):
             return .refused("\(id) is no periodic job; `trigger` starts occurrences of periodic jobs")
+        }
+    }
+
+    /// A job's state in a sentence: `is running`, `is already skipped`, but `succeeded` and
+    /// `failed` (a job that "is succeeded" reads wrong).
+    static func stands(_ state: JobState, already: Bool = false) -> String {
+        let adverb = already ? "already " : ""
+        switch state {
+        case .succeeded, .failed: return adverb + state.rawValue
+        default: return "is " + adverb + state.rawValue
         }
     }
 
