@@ -2,14 +2,14 @@
 # `make torture` the attacks from outside (kill -9, lock deletion, a full disk, damaged databases),
 # `make install` / `make uninstall` put jobrunner on this machine and take it off again.
 SWIFT ?= swift
-APT_PACKAGES := liblmdb-dev pkg-config
+APT_PACKAGES := liblmdb-dev zlib1g-dev pkg-config
 
 .PHONY: setup build release run test test-python systemd-tools torture asan tsan bench fixtures fuzz \
 	format lint clean manual install uninstall test-api test-browser api-tools browser-tools
 
-# Installs the C library LMDB (and pkg-config, which finds it) when missing.
+# Installs the C libraries LMDB and zlib (and pkg-config, which finds them) when missing.
 setup:
-	@if ! dpkg -s liblmdb-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
+	@if ! dpkg -s liblmdb-dev zlib1g-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
 		echo "installing $(APT_PACKAGES) with apt-get"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PACKAGES); \

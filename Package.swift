@@ -49,6 +49,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // zlib, for its crc32: the checksum the LMDB store writes with every record.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "JobRunnerCore",
             dependencies: [
@@ -64,7 +70,7 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerLMDB",
-            dependencies: ["JobRunnerCore", API.json, "CLMDB"]
+            dependencies: ["JobRunnerCore", API.json, "CLMDB", "CZlib"]
         ),
         // prctl, which Swift cannot call (it is variadic): the runner as a child subreaper.
         .target(name: "CJobRunnerSystem"),
@@ -155,7 +161,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerLMDBTests",
-            dependencies: ["JobRunnerLMDB", "JobRunnerCore", API.json, "JobRunnerTesting", "CLMDB"]
+            dependencies: ["JobRunnerLMDB", "JobRunnerCore", API.json, "JobRunnerTesting", "CLMDB", "CZlib"]
         ),
         .testTarget(
             name: "JobRunnerShellTests",
