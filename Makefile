@@ -73,7 +73,8 @@ test-browser: browser-tools
 # kill -9 at 1,000 jobs (100 kills), kill -9 at scale (a 100,000-job plugin run killed 5 times
 # at random moments, then finished: nothing lost, nothing done twice), lock deletion, a full
 # disk (a 2 MiB tmpfs; skipped with a message where mounting is not allowed), 200 seeds of
-# damaged databases, logs on a disk a job fills (3 MiB tmpfs), --events /dev/full, a 70 KB control
+# damaged databases and 200 of one byte changed inside a stored record (status, runs and run must
+# judge each file alike; a refused file is never written), logs on a disk a job fills (3 MiB tmpfs), --events /dev/full, a 70 KB control
 # file and the tests' hostile plugin (checks that crash, hang or exit; floods; huge outputs and
 # messages), against the built binary. Everything it writes goes to temporary directories.
 # The run at scale and the hostile plugin are the tests' (testkit, hostile): built with the
