@@ -352,12 +352,11 @@ struct Transaction: ~Copyable {
         if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }
     }
 
-    /// Every key/value pair of a table, in key order, each value opened (``StoredValue``): its
-    /// checksum verified (a damaged one throws), and whether it had one. For the check of every
-    /// record (``RecordCheck``), which decodes those without.
+    /// Every key/value pair of a table, in key order, as stored: frames and all, for the check
+    /// of every record (``RecordCheck``), which judges each one itself.
     func scanStored(
         _ dbi: MDB_dbi,
-        _ visit: (_ key: UnsafeRawBufferPointer, _ value: StoredValue.Opened) throws(LMDBError) -> Void
+        _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> Void
     ) throws(LMDBError) {
         var cursor: OpaquePointer?
         try LMDBError.check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
@@ -366,11 +365,9 @@ struct Transaction: ~Copyable {
         var value = MDB_val()
         var code = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
         while code == 0 {
-            let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
             try visit(
-                keyBytes,
-                try Self.open(
-                    UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), key: keyBytes))
+                UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
+                UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
         if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }

@@ -24,8 +24,13 @@ enum RecordCheck {
                 (tables.schedules, .schedule),
             ] + (tables.events.map { [($0, Kind.events)] } ?? [])
         for (dbi, kind) in each {
-            try txn.scanStored(dbi) { key, value throws(LMDBError) in
+            try txn.scanStored(dbi) { key, stored throws(LMDBError) in
                 records += 1
+                guard let value = StoredValue.open(stored, key: key) else {
+                    throw LMDBError.damaged(
+                        "the stored \(kind.words) \(StoredValue.describe(key: key)) does not match its checksum"
+                    )
+                }
                 guard !value.checked else { return }
                 do {
                     try judge(value.payload, key: key, kind: kind, decoder)

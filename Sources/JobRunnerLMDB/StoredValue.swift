@@ -68,12 +68,21 @@ enum StoredValue {
     }
 
     /// A key in words for a message: its parts (the store separates them with a zero byte)
-    /// joined by `/`, any other byte that is not printable as `?`.
+    /// joined by `/`, an attempt's, a request's or an event's number (8 bytes at the end) as
+    /// `#N`, any other byte that is not printable as `?`.
     static func describe(key: UnsafeRawBufferPointer) -> String {
-        String(
-            decoding: key.map { byte in
-                byte == StoreKey.separator
-                    ? UInt8(ascii: "/") : (0x20..<0x7F).contains(byte) ? byte : UInt8(ascii: "?")
-            }, as: UTF8.self)
+        var body = Array(key)
+        var number: UInt64?
+        let printable = UInt8(0x20)..<UInt8(0x7F)
+        if body.count >= 8, body.suffix(8).contains(where: { !printable.contains($0) }),
+            body.count == 8 || body[body.count - 9] == StoreKey.separator
+        {
+            number = body.suffix(8).reduce(0) { $0 << 8 | UInt64($1) }
+            body.removeLast(body.count == 8 ? 8 : 9)
+        }
+        let parts = body.split(separator: StoreKey.separator).map { part in
+            String(decoding: part.map { printable.contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+        }
+        return (parts + (number.map { ["#\($0)"] } ?? [])).joined(separator: "/")
     }
 }

@@ -1,4 +1,5 @@
 import CLMDB
+import CZlib
 import Foundation
 import JobRunnerCore
 import JobRunnerTesting
@@ -93,6 +94,32 @@ import Testing
             expectRefused(directory, "byte \(offset - record.range.lowerBound) of \(record.key)")
             #expect(try Data(contentsOf: places.file) == bytes)
         }
+    }
+
+    /// A value as docs/architecture.md says it is stored: `0x02`, zlib's CRC-32 of the key and
+    /// the payload (4 bytes, little-endian), the payload.
+    @Test func aValueIsFramedAsDocumented() async throws {
+        let directory = try await storeWithRecords()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = try Environment(
+            directory: directory, mapSize: 64 << 20, access: .readOnly(withoutLockFile: true))
+        let tables = environment.tables
+        let key = StoreKey.pipeline("p")
+        let stored = try #require(
+            try environment.read { txn throws(LMDBError) in try txn.getPlain(tables.pipelines, key: key) })
+        let payload = RecordJSON.encode(PipelineRecord(name: "p", suspended: 1))
+        let crc = UInt32(crc32_z(crc32_z(0, key, key.count), payload, payload.count))
+        #expect(stored == [0x02] + (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * $0)) } + payload)
+    }
+
+    /// Keys in the words of the damage message.
+    @Test func keysAreDescribedInWords() {
+        func words(_ key: [UInt8]) -> String { key.withUnsafeBytes { StoredValue.describe(key: $0) } }
+        #expect(words(StoreKey.job(runID: "R", jobID: "b", occurrence: "")) == "R/b")
+        #expect(words(StoreKey.attempt(runID: "R", jobID: "b", occurrence: "", number: 2)) == "R/b/#2")
+        #expect(words(StoreKey.event(258)) == "#258")
+        #expect(words(StoreKey.run("20261128T062259.059Z-c3d0")) == "20261128T062259.059Z-c3d0")
+        #expect(words([0x41, 0xFF, 0x42]) == "A?B")
     }
 
     /// A byte of a key changed: the record is under a key it was not written under, and the
