@@ -21,7 +21,8 @@ import Testing
 
     /// The issue's reproduction: `{"jobID":"b",` made `X"jobID":"b",` in the data file. Every
     /// command, the writers first, exits 3 with a sentence naming the file, and the file's bytes
-    /// are as they were. (`run jobs` exited 0 and wrote a new run.)
+    /// are as they were. (`run jobs` exited 0 and wrote a new run.) `serve` opens the store the
+    /// same way; it is left out here because, should it regress, it would serve on, not exit.
     @Test func theIssuesDamageIsRefusedByEveryCommandAndNothingIsWritten() async throws {
         let workspace = try await finishedRun()
         let url = URL(fileURLWithPath: workspace.state + "/db/data.mdb")
@@ -35,7 +36,7 @@ import Testing
         try bytes.write(to: url)
         let commands = [
             ["run", "jobs", "--progress", "none"], ["run", "jobs", "--new", "--progress", "none"],
-            ["serve", "jobs", "--progress", "none"], ["retry", "b"], ["skip", "b"], ["cancel", "b"],
+            ["retry", "b"], ["skip", "b"], ["cancel", "b"],
             ["suspend", "p"], ["resume", "p"], ["prune", "--keep", "0"], ["trigger", "a"],
             ["status"], ["status", "--json"], ["runs"], ["logs", "b"], ["wait"],
         ]
