@@ -2,14 +2,14 @@
 # `make torture` the attacks from outside (kill -9, lock deletion, a full disk, damaged databases),
 # `make install` / `make uninstall` put jobrunner on this machine and take it off again.
 SWIFT ?= swift
-APT_PACKAGES := liblmdb-dev pkg-config
+APT_PACKAGES := liblmdb-dev zlib1g-dev pkg-config
 
 .PHONY: postgres-tools setup build release run test test-python systemd-tools torture asan tsan bench fixtures fuzz \
 	format lint clean manual install uninstall test-api test-browser api-tools browser-tools
 
-# Installs the C library LMDB (and pkg-config, which finds it) when missing.
+# Installs the C libraries LMDB and zlib (and pkg-config, which finds them) when missing.
 setup:
-	@if ! dpkg -s liblmdb-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
+	@if ! dpkg -s liblmdb-dev zlib1g-dev >/dev/null 2>&1 || ! command -v pkg-config >/dev/null 2>&1; then \
 		echo "installing $(APT_PACKAGES) with apt-get"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(APT_PACKAGES); \
@@ -73,7 +73,8 @@ test-browser: browser-tools
 # kill -9 at 1,000 jobs (100 kills), kill -9 at scale (a 100,000-job plugin run killed 5 times
 # at random moments, then finished: nothing lost, nothing done twice), lock deletion, a full
 # disk (a 2 MiB tmpfs; skipped with a message where mounting is not allowed), 200 seeds of
-# damaged databases, logs on a disk a job fills (3 MiB tmpfs), --events /dev/full, a 70 KB control
+# damaged databases and 200 of one byte changed inside a stored record (status, runs and run must
+# judge each file alike; a refused file is never written), logs on a disk a job fills (3 MiB tmpfs), --events /dev/full, a 70 KB control
 # file and the tests' hostile plugin (checks that crash, hang or exit; floods; huge outputs and
 # messages), against the built binary. Everything it writes goes to temporary directories.
 # The run at scale and the hostile plugin are the tests' (testkit, hostile): built with the

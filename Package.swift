@@ -53,6 +53,12 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // zlib, for its crc32: the checksum the LMDB store writes with every record.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "JobRunnerCore",
             dependencies: [
@@ -68,7 +74,7 @@ let package = Package(
         ),
         .target(
             name: "JobRunnerLMDB",
-            dependencies: ["JobRunnerCore", API.json, "CLMDB"]
+            dependencies: ["JobRunnerCore", API.json, "CLMDB", "CZlib"]
         ),
         // The PostgreSQL store (SPEC 8): the only module that speaks SQL.
         .target(
@@ -169,7 +175,7 @@ let package = Package(
         ),
         .testTarget(
             name: "JobRunnerLMDBTests",
-            dependencies: ["JobRunnerLMDB", "JobRunnerCore", API.json, "JobRunnerTesting", "CLMDB"]
+            dependencies: ["JobRunnerLMDB", "JobRunnerCore", API.json, "JobRunnerTesting", "CLMDB", "CZlib"]
         ),
         .testTarget(
             name: "JobRunnerPostgresTests",

@@ -39,9 +39,15 @@
    (opening the store, reading the run, laying out the graph, writing the file): median wall time
    of --rounds rounds (target: under 1 s), and the file's size.
 
+10. Store (`--only store`): what the records' checksum and the check of every record at opening
+   cost: a run of 10,000 `noop.ok` jobs in chains of 10 (maxConcurrent 8) into a fresh state
+   directory, then `status`, `runs` and `status --json` of it, then a second run of the same
+   jobs (`--new`) on top of it: each command opens the store, and opening reads every record.
+   Median wall time of --rounds rounds each, and the data file's size.
+
 Usage: bench/bench.py --jobrunner .build/release/jobrunner [--rounds 7]
        [--plugin-jobs 20000] [--isolated-jobs 20000] [--schedule-seconds 60]
-       [--scale-rounds 3] [--only dag|plugins|schedule|scale|inputs|dashboard|pages]
+       [--scale-rounds 3] [--only dag|plugins|schedule|scale|inputs|dashboard|pages|store]
 """
 import argparse
 import datetime
@@ -911,6 +917,27 @@ def pages_benchmark(jobrunner, work, rounds, count=10_000):
           f"target: under 1 s)")
 
 
+def store_benchmark(jobrunner, work, rounds, count=10_000):
+    """A 10,000-job run, the readers of its state, and a second run on top: each command opens
+    the store, which reads every record (checksums) before anything else."""
+    directory = os.path.join(work, "store")
+    write_big(directory, count, name="store.yaml", body=lambda i: "    plugin: noop.ok\n")
+    times = {name: [] for name in ("run", "status", "runs", "status --json", "second run")}
+    size = 0
+    for round_ in range(rounds):
+        state = os.path.join(work, f"store-state-{round_}")
+        times["run"].append(timed([jobrunner, "run", directory, "--state", state, "--progress", "none"], work)[0])
+        for name in ("status", "runs", "status --json"):
+            times[name].append(timed([jobrunner, *name.split(), "--state", state], work)[0])
+        times["second run"].append(timed([jobrunner, "run", directory, "--new", "--state", state,
+                                          "--progress", "none"], work)[0])
+        size = os.path.getsize(os.path.join(state, "db", "data.mdb"))
+        shutil.rmtree(state, ignore_errors=True)
+    print(f"store of a {count:,}-job run, median of {rounds}: "
+          + ", ".join(f"{name} {statistics.median(values):.3f} s" for name, values in times.items())
+          + f"; data file after two runs {size // 1024} KiB")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobrunner", required=True)
@@ -925,7 +952,8 @@ def main():
     parser.add_argument("--idle-timeout", type=float, default=1200,
                         help="seconds the idle part waits for the first occurrences before reporting it is not idle")
     parser.add_argument("--scale-rounds", type=int, default=3, help="rounds of the 100,000-job run")
-    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale", "inputs", "dashboard", "pages"],
+    parser.add_argument("--only", choices=["dag", "plugins", "schedule", "scale", "inputs", "dashboard", "pages",
+                                           "store"],
                         help="run one benchmark")
     args = parser.parse_args()
     jobrunner = os.path.abspath(args.jobrunner)
@@ -952,6 +980,10 @@ def main():
         pages_benchmark(jobrunner, work, args.rounds)
         shutil.rmtree(work, ignore_errors=True)
         return
+    if args.only == "store":
+        store_benchmark(jobrunner, work, args.rounds)
+        shutil.rmtree(work, ignore_errors=True)
+        return
     if args.only == "schedule":
         schedule_benchmark(jobrunner, work, args.schedule_seconds, idle_jobs=args.idle_jobs,
                            idle_timeout=args.idle_timeout)
@@ -976,6 +1008,7 @@ def main():
     scale_benchmark(jobrunner, work, args.scale_rounds)
     dashboard_benchmark(jobrunner, work)
     pages_benchmark(jobrunner, work, args.rounds)
+    store_benchmark(jobrunner, work, args.rounds)
     shutil.rmtree(work, ignore_errors=True)
 
 

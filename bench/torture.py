@@ -20,9 +20,11 @@
    with a sentence (never hang), and the next run after space is freed must resume and succeed.
    Skipped with a message where a tmpfs cannot be mounted (needs root).
 4. Damaged databases: a state directory with a finished run, its data.mdb truncated, zeroed in
-   ranges and flipped at random bytes (--seeds seeds); `status` and `run` must each exit 3 with a
-   sentence or work (showing the stored run), never die by a signal, never hang, and never take
-   a damaged file for an empty history.
+   ranges, flipped at random bytes (--seeds seeds) and changed at one byte inside a stored
+   record's JSON (--seeds more); `status`, `runs` and `run` must each exit 3 with a sentence or
+   work (showing the stored run), never die by a signal, never hang, and never take a damaged
+   file for an empty history; a file `status` or `runs` refuses must be refused by `run` too,
+   and a refused file is never written.
 5. What jobrunner writes besides its database (bench/torture_outputs.py): logs on a disk a job
    fills (every succeeded attempt's log holds its line, or `logs` says it could not be written),
    `--events /dev/full` (exit 3 with a sentence), a 70 KB control file (refused), and the tests'
@@ -339,6 +341,19 @@ def damage_cases(size, seeds, rng):
                 length = local.randint(1, 8192)
                 return data[:start] + bytes(min(length, len(data) - start)) + data[start + length:]
             cases.append((f"zeroed range, seed {seed}", zero))
+    # One byte changed inside a stored record's JSON (a live row or a stale copy in a free
+    # page): the damage that `status` found and `run` wrote over (issue 26, item 2).
+    for seed in range(seeds):
+        local = random.Random(10_000 + seed)
+
+        def record_byte(data, local=local):
+            starts = [i for i in range(len(data) - 1) if data[i:i + 2] == b'{"']
+            out = bytearray(data)
+            if starts:
+                at = min(local.choice(starts) + local.randrange(40), len(out) - 1)
+                out[at] ^= local.randint(1, 255)
+            return bytes(out)
+        cases.append((f"a byte of a record, seed {seed}", record_byte))
     return cases
 
 
@@ -354,7 +369,12 @@ def damaged_databases(binary, seeds, rng):
         return False
     data_path = os.path.join(base, "state", "db", "data.mdb")
     original = open(data_path, "rb").read()
+    # What the readers print of the intact file: a damaged one is refused or read the same.
+    intact = {}
+    for reader in ("status", "runs"):
+        intact[reader] = run(binary, [reader, "--state", "state"], base)[1]
     tried = refused = worked = crashed = hung = silent_loss = 0
+    judged_apart = written = refused_by_reader = read_otherwise = 0
     crashes = []
     for name, damage in damage_cases(len(original), seeds, rng):
         root = tempfile.mkdtemp(prefix="jobrunner-torture-")
@@ -367,9 +387,13 @@ def damaged_databases(binary, seeds, rng):
         else:
             with open(data_copy, "wb") as f:
                 f.write(damage(original))
-        for command in (["status", "--state", "state"],
+        # The readers first, then the writer: a file a reader calls damaged must be refused by
+        # `run` too, and left as it was.
+        reader_refused = False
+        for command in (["status", "--state", "state"], ["runs", "--state", "state"],
                         ["run", "jobs", "--state", "state", "--progress", "none"]):
             tried += 1
+            before = None if damage is FIFO else open(data_copy, "rb").read()
             code, out, err = run(binary, command, root, timeout=TIMEOUT)
             if code is None:
                 hung += 1
@@ -383,17 +407,33 @@ def damaged_databases(binary, seeds, rng):
                                f"{err.strip()[-160:]!r}")
             elif code == 3 and err.startswith("jobrunner: "):
                 refused += 1
+                if command[0] != "run":
+                    reader_refused = True
+                elif before is not None and open(data_copy, "rb").read() != before:
+                    written += 1
+                    crashes.append(f"{name}: run exited 3 but wrote into the file")
             elif command[0] == "status" and "no runs yet" in out:
                 silent_loss += 1
                 crashes.append(f"{name}: status says no runs yet over a damaged file")
+            elif command[0] in intact and out != intact[command[0]]:
+                read_otherwise += 1
+                crashes.append(f"{name}: {command[0]} read the damaged file otherwise than the intact one")
             else:
                 worked += 1
+            if command[0] == "run" and reader_refused:
+                refused_by_reader += 1
+                if code != 3:
+                    judged_apart += 1
+                    crashes.append(f"{name}: status or runs refused the file, run took it ({code})")
         shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(base, ignore_errors=True)
-    ok = crashed == 0 and hung == 0 and silent_loss == 0
-    print(f"damaged databases: {tried} commands over {tried // 2} damaged files: {refused} exit 3 "
-          f"with a sentence, {worked} worked on what was readable, {crashed} crashed, {hung} hung, "
-          f"{silent_loss} took a damaged file for an empty history"
+    ok = (crashed == 0 and hung == 0 and silent_loss == 0 and judged_apart == 0 and written == 0
+          and read_otherwise == 0)
+    print(f"damaged databases: {tried} commands over {tried // 3} damaged files: {refused} exit 3 "
+          f"with a sentence, {worked} worked on what was readable (status and runs as on the intact "
+          f"file), {read_otherwise} read it otherwise, {crashed} crashed, {hung} hung, "
+          f"{silent_loss} took a damaged file for an empty history; of the {refused_by_reader} files "
+          f"status or runs refused, run took {judged_apart}; {written} refused files were written"
           + "".join(f"\n  {line}" for line in crashes[:20]))
     return ok
 

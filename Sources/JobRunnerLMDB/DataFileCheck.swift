@@ -45,6 +45,19 @@ enum DataFileCheck {
         try? handle.seek(toOffset: pageSize)
         let secondHead = (try? handle.read(upToCount: 16 + 160)) ?? Data()
         let second = meta(in: secondHead)
+        if let second, !inTurn(first.transaction, second.transaction) {
+            // A writer may have committed between the two reads: only a pair that stays is damage.
+            usleep(20_000)
+            let again = [UInt64(0), pageSize].map { (offset: UInt64) -> UInt64? in
+                try? handle.seek(toOffset: offset)
+                return Self.meta(in: (try? handle.read(upToCount: 16 + 160)) ?? Data())?.transaction
+            }
+            if again == [first.transaction, second.transaction] {
+                throw damaged(
+                    "its meta pages' transaction ids, \(first.transaction) and \(second.transaction), are not those of two commits in a row (one was changed, and LMDB would open an older commit than the last)"
+                )
+            }
+        }
         // LMDB uses the meta page with the higher transaction id; both are written in turn.
         let newest =
             [(first, head), second.map { ($0, secondHead) }].compactMap { $0 }
@@ -84,6 +97,15 @@ enum DataFileCheck {
             else { return }
             meta = newer
         }
+    }
+
+    /// Whether the transaction ids of the two meta pages are as LMDB leaves them: it writes
+    /// commit N's meta page into page N mod 2, so page 0 holds an even id, page 1 an odd one,
+    /// and the two are consecutive (or both 0: nothing was ever committed). A file copied with
+    /// `mdb_copy`, compacted or not, is so too.
+    static func inTurn(_ first: UInt64, _ second: UInt64) -> Bool {
+        if first == 0 && second == 0 { return true }
+        return first % 2 == 0 && second % 2 == 1 && (first == second &+ 1 || second == first &+ 1)
     }
 
     /// The end of the pages `meta` says the file holds, in bytes; nil when that is past any

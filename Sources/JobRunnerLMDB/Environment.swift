@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import JobRunnerCore
 
 /// Named tables of the store.
 struct Tables {
@@ -28,6 +29,10 @@ final class Environment: @unchecked Sendable {
     private let writable: Bool
     private(set) var tables = Tables()
     private var mappedPages: MappedPages?
+    /// Rows of the `meta` table written as they are (``Transaction/putPlain(_:key:value:)``)
+    /// with the next write transaction, then forgotten: the schema version a file of an older
+    /// schema gets with its first write.
+    let beforeNextWrite = Locked<[(key: [UInt8], value: [UInt8])]>([])
 
     /// How an environment is opened.
     enum Access: Equatable {
@@ -40,11 +45,15 @@ final class Environment: @unchecked Sendable {
         case readOnly(withoutLockFile: Bool)
     }
 
-    /// - Parameter prepare: runs in the transaction that opens (and creates) the tables, after
-    ///   they are open: what it writes is committed with them, or not at all. Not run when
-    ///   `access` is read-only.
+    /// - Parameters:
+    ///   - creatingTables: whether a writable one creates its missing tables (and runs
+    ///     `prepare`) as it opens. False for a file that holds records: nothing is written
+    ///     before they are checked, and ``createMissingTables()`` comes after.
+    ///   - prepare: runs in the transaction that opens (and creates) the tables, after they are
+    ///     open: what it writes is committed with them, or not at all. Not run when `access` is
+    ///     read-only or the tables are not created.
     init(
-        directory: String, mapSize: Int, access: Access = .readWrite,
+        directory: String, mapSize: Int, access: Access = .readWrite, creatingTables: Bool = true,
         prepare: (borrowing Transaction, Tables) throws(LMDBError) -> Void = { _, _ in }
     ) throws(LMDBError) {
         var env: OpaquePointer?
@@ -79,7 +88,7 @@ final class Environment: @unchecked Sendable {
         self.handle = env
         self.path = directory
         self.writable = access == .readWrite
-        if access == .readWrite {
+        if access == .readWrite && creatingTables {
             var tables = Tables()
             try write { txn throws(LMDBError) in
                 tables = try Self.openTables(in: txn, creating: true)
@@ -112,6 +121,15 @@ final class Environment: @unchecked Sendable {
             tables.events = nil
         }
         return tables
+    }
+
+    /// Creates the tables a file written by an older jobrunner lacks (`events`), once its
+    /// records were checked; writes nothing when it has them all.
+    func createMissingTables() throws(LMDBError) {
+        guard writable, tables.events == nil else { return }
+        var tables = Tables()
+        try write { txn throws(LMDBError) in tables = try Self.openTables(in: txn, creating: true) }
+        self.tables = tables
     }
 
     /// The tables opened in a read-only transaction, committed so their handles stay open
@@ -169,13 +187,16 @@ final class Environment: @unchecked Sendable {
         guard let txn else { throw LMDBError(code: EINVAL, operation: "mdb_txn_begin") }
         let transaction = Transaction(handle: txn)
         let result: Result
+        let rows = beforeNextWrite.withLock { $0 }
         do {
             result = try body(transaction)
+            for row in rows { try transaction.putPlain(tables.meta, key: row.key, value: row.value) }
         } catch {
             mdb_txn_abort(txn)
             throw error
         }
         try LMDBError.check(mdb_txn_commit(txn), "mdb_txn_commit")
+        if !rows.isEmpty { beforeNextWrite.withLock { $0 = [] } }
         return result
     }
 
@@ -206,9 +227,28 @@ struct Transaction: ~Copyable {
         return dbi
     }
 
+    /// Stores `value` under `key`, framed with its checksum (``StoredValue``): LMDB reserves the
+    /// room in its page and the frame is written there, so the value is copied once.
     func put(_ dbi: MDB_dbi, key: [UInt8], value: [UInt8]) throws(LMDBError) {
-        // LMDB only reads the bytes a key or a value points to: they are lent as they are, not
-        // copied into arrays of their own (the writer's keys are also in its set of rows).
+        // LMDB only reads the bytes a key points to: they are lent as they are, not copied into
+        // an array of their own (the writer's keys are also in its set of rows).
+        let code = key.withUnsafeBytes { keyBytes in
+            value.withUnsafeBytes { valueBytes in
+                var keyVal = MDB_val(
+                    mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var valueVal = MDB_val(mv_size: StoredValue.headerSize + valueBytes.count, mv_data: nil)
+                let code = mdb_put(handle, dbi, &keyVal, &valueVal, UInt32(MDB_RESERVE))
+                guard code == 0, let room = valueVal.mv_data else { return code == 0 ? EINVAL : code }
+                StoredValue.frame(key: keyBytes, payload: valueBytes, into: room)
+                return 0
+            }
+        }
+        try LMDBError.check(code, "mdb_put")
+    }
+
+    /// Stores `value` under `key` as it is, without a checksum: only the schema version, which
+    /// every jobrunner, of any schema, must be able to read.
+    func putPlain(_ dbi: MDB_dbi, key: [UInt8], value: [UInt8]) throws(LMDBError) {
         let code = key.withUnsafeBytes { keyBytes in
             value.withUnsafeBytes { valueBytes in
                 var keyVal = MDB_val(
@@ -233,7 +273,24 @@ struct Transaction: ~Copyable {
         try LMDBError.check(code, "mdb_del")
     }
 
+    /// The payload stored under `key`, its checksum verified (``StoredValue``); nil when there
+    /// is none.
+    /// - Throws: a damaged record's error when the checksum does not match.
     func get(_ dbi: MDB_dbi, key: [UInt8]) throws(LMDBError) -> [UInt8]? {
+        guard let value = try getPlain(dbi, key: key) else { return nil }
+        let result: Result<[UInt8], LMDBError> = key.withUnsafeBytes { keyBytes in
+            value.withUnsafeBytes { valueBytes in
+                Result { () throws(LMDBError) in
+                    let opened = try Self.open(valueBytes, key: keyBytes)
+                    return opened.checked ? Array(opened.payload) : value
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// The bytes stored under `key` as they are (the schema version, ``putPlain(_:key:value:)``).
+    func getPlain(_ dbi: MDB_dbi, key: [UInt8]) throws(LMDBError) -> [UInt8]? {
         var key = key
         var value = MDB_val()
         let code = key.withUnsafeMutableBytes { keyBytes in
@@ -245,9 +302,21 @@ struct Transaction: ~Copyable {
         return Self.bytes(value)
     }
 
+    /// A stored value's payload, its checksum verified; the one place reads judge a value.
+    static func open(_ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer) throws(LMDBError)
+        -> StoredValue.Opened
+    {
+        guard let opened = StoredValue.open(value, key: key) else {
+            throw LMDBError.damaged(
+                "the stored record \(StoredValue.describe(key: key)) does not match its checksum")
+        }
+        return opened
+    }
+
     /// Every key/value pair whose key starts with `prefix` (all pairs when it is empty), in key
     /// order, handing over the bytes where LMDB keeps them: valid only during the call, and
-    /// copied only by a visitor that keeps them.
+    /// copied only by a visitor that keeps them. Each value is its payload, its checksum
+    /// verified (``StoredValue``); a damaged one throws.
     ///
     /// There is deliberately no variant that copies both into arrays for the visitor: where the
     /// visitor ignored one of them, the release build (Swift 6.2) freed the unused copy before
@@ -275,7 +344,30 @@ struct Transaction: ~Copyable {
         while code == 0 {
             let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
             guard keyBytes.starts(with: prefix) else { return }
-            try visit(keyBytes, UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
+            let opened = try Self.open(
+                UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), key: keyBytes)
+            try visit(keyBytes, opened.payload)
+            code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
+        }
+        if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }
+    }
+
+    /// Every key/value pair of a table, in key order, as stored: frames and all, for the check
+    /// of every record (``RecordCheck``), which judges each one itself.
+    func scanStored(
+        _ dbi: MDB_dbi,
+        _ visit: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws(LMDBError) -> Void
+    ) throws(LMDBError) {
+        var cursor: OpaquePointer?
+        try LMDBError.check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        var key = MDB_val()
+        var value = MDB_val()
+        var code = mdb_cursor_get(cursor, &key, &value, MDB_FIRST)
+        while code == 0 {
+            try visit(
+                UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
+                UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size))
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
         if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }
@@ -295,7 +387,7 @@ struct Transaction: ~Copyable {
     }
 
     /// The key/value pairs from the first key at or after `start` on, in key order, while
-    /// `visit` returns true.
+    /// `visit` returns true; each value its payload, its checksum verified.
     func scan(
         _ dbi: MDB_dbi, from start: [UInt8],
         _ visit: (_ key: [UInt8], _ value: [UInt8]) throws(LMDBError) -> Bool
@@ -311,7 +403,10 @@ struct Transaction: ~Copyable {
             return mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE)
         }
         while code == 0 {
-            guard try visit(Self.bytes(key), Self.bytes(value)) else { return }
+            let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
+            let opened = try Self.open(
+                UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size), key: keyBytes)
+            guard try visit(Array(keyBytes), Array(opened.payload)) else { return }
             code = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)
         }
         if code != MDB_NOTFOUND { try LMDBError.check(code, "mdb_cursor_get") }

@@ -6,8 +6,24 @@ import JobRunnerCore
 struct LMDBError: Error, CustomStringConvertible {
     let code: Int32
     let operation: String
+    /// What is damaged, in words, when a stored record was found damaged (``damaged(_:)``).
+    var damage: String?
+
+    init(code: Int32, operation: String) {
+        self.code = code
+        self.operation = operation
+    }
+
+    /// A stored record that is damaged: `what` says which and how, for the sentence that
+    /// names the file (``storeError(path:)``).
+    static func damaged(_ what: String) -> LMDBError {
+        var error = LMDBError(code: MDB_CORRUPTED, operation: what)
+        error.damage = what
+        return error
+    }
 
     var description: String {
+        if let damage { return damage }
         let text = mdb_strerror(code).map { String(cString: $0) } ?? "error \(code)"
         return "\(operation): \(text)"
     }
@@ -19,6 +35,12 @@ struct LMDBError: Error, CustomStringConvertible {
 
     /// The store error a user sees, saying what to do.
     func storeError(path: String) -> StoreError {
+        if let damage {
+            return StoreError(
+                .corrupt,
+                "the state database \(path)/data.mdb is damaged: \(damage); restore it from a backup, or move the state directory aside to start afresh",
+                cause: self)
+        }
         switch code {
         case MDB_INVALID, MDB_CORRUPTED, MDB_PAGE_NOTFOUND, MDB_VERSION_MISMATCH, MDB_PANIC:
             return StoreError(

@@ -14,8 +14,10 @@ import JobRunnerCore
 /// commits beside it; within the process, the store refuses a commit under any claim but the
 /// latest it granted, by a comparison in memory.
 public final class LMDBQueueStore: QueueStore, Sendable {
-    /// The schema this build reads and writes.
-    public static let schemaVersion = 1
+    /// The schema this build writes; it reads this one and every older one. Schema 2 frames
+    /// every value with a checksum (``StoredValue``); a file of schema 1 is read as it is, and
+    /// gets version 2 with the first write of this build (its older records stay readable).
+    public static let schemaVersion = 2
 
     let environment: Environment
     let writer: GroupCommitWriter
@@ -81,7 +83,14 @@ public final class LMDBQueueStore: QueueStore, Sendable {
         environment = try Self.openEnvironment(
             directory: directory, mapSize: mapSize, access: access, heldPages: heldPages)
         writer = GroupCommitWriter(environment: environment, failsAfterWritingAhead: failsAfterWritingAhead)
-        try checkSchema()
+        try checkSchema(writable: access == .readWrite)
+        // Every command judges the file the same way before anything reads or writes it.
+        try checkEveryRecord()
+        do {
+            try environment.createMissingTables()
+        } catch {
+            throw error.storeError(path: directory)
+        }
         writer.start()
     }
 
@@ -106,12 +115,13 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                 // A new file gets its schema version in the commit that creates its tables: a
                 // runner killed between two such commits left a file with pages and no version,
                 // which every later start refused as damaged.
-                return try Environment(directory: directory, mapSize: size, access: access) {
-                    txn, tables throws(LMDBError) in
-                    guard !heldPages, try txn.get(tables.meta, key: StoreKey.schemaVersion) == nil else {
-                        return
-                    }
-                    try txn.put(
+                // A file that holds records is not written to before they are checked: its
+                // tables are opened without creating any.
+                return try Environment(
+                    directory: directory, mapSize: size, access: access, creatingTables: !heldPages
+                ) { txn, tables throws(LMDBError) in
+                    guard try txn.getPlain(tables.meta, key: StoreKey.schemaVersion) == nil else { return }
+                    try txn.putPlain(
                         tables.meta, key: StoreKey.schemaVersion,
                         value: Array(String(Self.schemaVersion).utf8))
                 }
@@ -129,10 +139,22 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                     )
                 }
                 size = smaller
+            } catch
+                where heldPages && error.code == MDB_NOTFOUND && error.operation.hasPrefix("mdb_dbi_open")
+            {
+                throw lostRecords(directory)
             } catch {
                 throw error.storeError(path: directory)
             }
         }
+    }
+
+    /// A file that holds pages but whose records (its tables) are gone: lost to damage, not new.
+    private static func lostRecords(_ directory: String) -> StoreError {
+        StoreError(
+            .corrupt,
+            "the state database in \(directory) is damaged: its records are gone though the file holds pages; restore it from a backup, or move the state directory aside to start afresh"
+        )
     }
 
     /// The address space this process may have (`ulimit -v`), in bytes; nil when unlimited.
@@ -162,11 +184,12 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     /// (a new one got its version with its tables): every store writes its version in its first
     /// transaction, so such a file lost its records to damage, and is not taken for an empty
     /// history.
-    private func checkSchema() throws(StoreError) {
+    /// A file of an older schema that is `writable` gets this one's version with its first write.
+    private func checkSchema(writable: Bool) throws(StoreError) {
         let tables = environment.tables
         do {
             let stored = try environment.read { txn throws(LMDBError) in
-                try txn.get(tables.meta, key: StoreKey.schemaVersion)
+                try txn.getPlain(tables.meta, key: StoreKey.schemaVersion)
             }
             if let stored {
                 guard let version = Int(String(decoding: stored, as: UTF8.self)) else {
@@ -181,12 +204,14 @@ public final class LMDBQueueStore: QueueStore, Sendable {
                         "the state database in \(environment.path) has schema \(version), written by a newer jobrunner (this one reads \(Self.schemaVersion)); use that version, or pass --state DIR"
                     )
                 }
+                if version < Self.schemaVersion && writable {
+                    environment.beforeNextWrite.withLock {
+                        $0 = [(StoreKey.schemaVersion, Array(String(Self.schemaVersion).utf8))]
+                    }
+                }
             } else {
                 // A new file has its version by now (`init`): this one held pages before.
-                throw StoreError(
-                    .corrupt,
-                    "the state database in \(environment.path) is damaged: its records are gone though the file holds pages; restore it from a backup, or move the state directory aside to start afresh"
-                )
+                throw Self.lostRecords(environment.path)
             }
         } catch let error as LMDBError {
             throw error.storeError(path: environment.path)

@@ -8,7 +8,7 @@ enum LMDBTestSupport {
         let environment = try Environment(directory: directory, mapSize: 64 << 20)
         let meta = environment.tables.meta
         try environment.write { txn throws(LMDBError) in
-            try txn.put(meta, key: StoreKey.schemaVersion, value: Array(String(version).utf8))
+            try txn.putPlain(meta, key: StoreKey.schemaVersion, value: Array(String(version).utf8))
         }
     }
 }
