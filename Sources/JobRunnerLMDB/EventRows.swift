@@ -43,9 +43,17 @@ struct EventRows {
         return (last, oldest)
     }
 
-    /// The events after `sequence` in a table, at most `limit`, oldest first.
+    /// A row's events as decoded, with the row's key (the number of its last event).
+    struct Decoded: Sendable {
+        var last: UInt64
+        var events: [CommittedEvent]
+    }
+
+    /// The events after `sequence` in a table, at most `limit`, oldest first. `cache` holds the
+    /// last row decoded, the one a reader paging through a large row reads again.
     static func read(
-        after sequence: UInt64, limit: Int, in txn: borrowing Transaction, table: MDB_dbi
+        after sequence: UInt64, limit: Int, in txn: borrowing Transaction, table: MDB_dbi,
+        cache: Locked<Decoded?>? = nil
     ) throws(LMDBError) -> [CommittedEvent] {
         var events: [CommittedEvent] = []
         guard limit > 0 else { return events }
@@ -53,10 +61,18 @@ struct EventRows {
         try txn.scan(table, from: StoreKey.event(sequence &+ 1)) { key, value throws(LMDBError) in
             guard let last = StoreKey.eventSequence(key) else { return false }
             let batch: [CommittedEvent]
-            do {
-                batch = try CommittedEvent.events(inBatch: value, last: last)
-            } catch {
-                throw LMDBError(code: MDB_CORRUPTED, operation: "decoding stored events (\(error))")
+            if let cached = cache?.withLock({ $0 }), cached.last == last {
+                batch = cached.events
+            } else {
+                do {
+                    batch = try CommittedEvent.events(inBatch: value, last: last)
+                } catch {
+                    throw LMDBError(code: MDB_CORRUPTED, operation: "decoding stored events (\(error))")
+                }
+                // Kept when the page ends inside it: the next page reads it again.
+                if batch.count > limit - events.count {
+                    cache?.withLock { [batch] in $0 = Decoded(last: last, events: batch) }
+                }
             }
             events.append(
                 contentsOf: batch.lazy.filter { $0.sequence > sequence }.prefix(limit - events.count))

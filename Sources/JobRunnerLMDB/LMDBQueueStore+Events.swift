@@ -6,7 +6,8 @@ extension LMDBQueueStore {
     public func events(after sequence: UInt64, limit: Int) async throws(StoreError) -> [CommittedEvent] {
         try reading { txn, tables, _ in
             guard let table = tables.events else { return [] }
-            return try EventRows.read(after: sequence, limit: limit, in: txn, table: table)
+            return try EventRows.read(
+                after: sequence, limit: limit, in: txn, table: table, cache: lastEventRow)
         }
     }
 

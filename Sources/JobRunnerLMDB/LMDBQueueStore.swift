@@ -26,6 +26,11 @@ public final class LMDBQueueStore: QueueStore, Sendable {
     public let readsWithoutLockFile: Bool
     /// The current run's rows as ``readAhead()`` read them, until resuming takes them.
     let rowsReadAhead = Locked<RowsReadAhead?>(nil)
+    /// The events row last decoded by ``events(after:limit:)``, by its key: a row is never
+    /// changed once written (only deleted), and a reader paging through a large one (a run's
+    /// opening of 20,000 jobs is one row of 20,000 events) would otherwise decode it whole for
+    /// every page.
+    let lastEventRow = Locked<EventRows.Decoded?>(nil)
     /// Checked before each read of a store that reads without LMDB's lock file: it fails while
     /// a runner writes (``StateDirectory/openStoreForReading()``).
     private let readGuard: (@Sendable () throws(StoreError) -> Void)?
