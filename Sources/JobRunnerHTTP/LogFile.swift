@@ -48,8 +48,11 @@ enum LogFile {
             headers[.contentLength] = "0"
             return Response(status: .ok, headers: headers, body: ResponseBody())
         }
-        var info = stat()
-        let size = fstat(fd, &info) == 0 ? UInt64(max(0, info.st_size)) : 0
+        // Its size by seeking to its end (reads are `pread`s at offsets): `struct stat`, which
+        // Glibc and Dispatch's C modules both bring, is refused in release builds under
+        // MemberImportVisibility as "not available due to missing import of CDispatch".
+        let end = lseek(fd, 0, SEEK_END)
+        let size = end > 0 ? UInt64(end) : 0
         let status: HTTPResponse.Status
         let range: ClosedRange<UInt64>?
         switch resolve(header, size: size) {
