@@ -40,6 +40,31 @@ import Testing
             LogTail.crashTail(of: ["plain failure", "exit 1"], count: 20) == nil, "no crash: the usual tail")
     }
 
+    /// A report of several threads lists the others first: the tail shows the crashed one's
+    /// frames, not the first threads' (the crashed thread 3 was only in `logs`).
+    @Test func aCrashsTailShowsTheCrashedThreadOfSeveral() throws {
+        func thread(_ header: String, _ name: String) -> [String] {
+            [header, ""] + (0..<8).map { "\($0) 0x00007f2b1c0a1e2c \(name) frame \($0)" } + [""]
+        }
+        let report =
+            [
+                "Greet/Greet.swift:12: Fatal error: crashed on purpose", "",
+                "💣 Program crashed: Illegal instruction", "",
+            ]
+            + thread("Thread 0:", "idle") + thread("Thread 1 \"pool\":", "pool")
+            + thread("Thread 3 crashed:", "Hello.run") + thread("Thread 4:", "other") + [
+                "Registers:", "rax 0x0",
+            ]
+        let tail = try #require(LogTail.crashTail(of: report, count: LogTail.lineCount))
+        #expect(tail.first == "Greet/Greet.swift:12: Fatal error: crashed on purpose")
+        #expect(tail.contains("💣 Program crashed: Illegal instruction"), "\(tail)")
+        #expect(tail.contains("Thread 3 crashed:"), "\(tail)")
+        #expect(tail.contains("7 0x00007f2b1c0a1e2c Hello.run frame 7"), "\(tail)")
+        #expect(
+            !tail.contains { $0.contains("idle frame") || $0.contains("pool frame") || $0.contains("other") })
+        #expect(tail.count <= LogTail.lineCount)
+    }
+
     /// The same through a real crash: a plugin's `fatalError` on a worker (`isolation: process`).
     @Test func aCrashedPluginsFailureTailStartsWithTheFatalErrorLine() async throws {
         let workspace = try Workspace(files: [

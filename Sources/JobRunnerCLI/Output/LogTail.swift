@@ -33,14 +33,22 @@ struct LogTail {
     static let crashSearchLines = 400
 
     /// The lines of a crash report worth showing, when `lines` holds one: the last line with the
-    /// runtime's `Fatal error:`, then the lines after it (the crash's headline, the crashed
-    /// thread) until its registers or images begin, `count` lines at most; nil when `lines`
-    /// holds no fatal error.
+    /// runtime's `Fatal error:`, then the crash's headline and the crashed thread's frames (the
+    /// other threads', which a report of several threads lists first, left out) until its
+    /// registers or images begin, `count` lines at most; nil when `lines` holds no fatal error.
     static func crashTail(of lines: [String], count: Int) -> [String]? {
         guard let fatal = lines.lastIndex(where: { $0.contains("Fatal error:") }) else { return nil }
-        let after = lines[(fatal + 1)...].prefix { line in
-            let trimmed = line.drop { $0 == " " }
-            return !(trimmed.hasPrefix("Registers:") || trimmed.hasPrefix("Images"))
+        func trimmed(_ line: String) -> Substring { line.drop { $0 == " " } }
+        let report = lines[(fatal + 1)...].prefix { line in
+            !(trimmed(line).hasPrefix("Registers:") || trimmed(line).hasPrefix("Images"))
+        }
+        func isThread(_ line: String) -> Bool { trimmed(line).hasPrefix("Thread ") }
+        var after = Array(report)
+        if let crashed = report.firstIndex(where: { isThread($0) && $0.contains(" crashed") }) {
+            // The headline (before the first thread), then the crashed thread to the next one.
+            let firstThread = report.firstIndex(where: isThread) ?? crashed
+            let frames = report[crashed...].dropFirst().prefix { !isThread($0) }
+            after = Array(report[..<firstThread]) + [report[crashed]] + frames
         }
         var shown = [lines[fatal]] + after.prefix(max(0, count - 2))
         let left = lines.count - fatal - shown.count
