@@ -115,7 +115,7 @@ struct HistoryPage {
             html.raw("</td><td>")
             context.badge(run.state.rawValue, into: &html)
             html.raw("</td><td>")
-            context.time(run.startedAt, into: &html)
+            if run.neverStarted { html.text("-") } else { context.time(run.startedAt, into: &html) }
             html.raw("</td><td>")
             html.text(Words.took(run))
             html.raw("</td><td class=\"wrap\">")

@@ -261,7 +261,11 @@ struct HomePage {
                 html.raw("</td><td>")
                 html.text(Words.of(run))
                 html.raw("</td><td>")
-                context.time(run.startedAt, into: &html, relative: true)
+                if run.neverStarted {
+                    html.text("-")
+                } else {
+                    context.time(run.startedAt, into: &html, relative: true)
+                }
                 html.raw("</td><td class=\"wrap\">")
                 html.text(Words.counts(counts[run.id] ?? [:]))
                 html.raw("</td></tr>")

@@ -50,9 +50,10 @@ struct RunPage {
             }
             html.raw(" · ")
         }
-        html.raw("started ")
+        // An occurrence recorded skipped or missed never started: when it was recorded.
+        html.raw(run.neverStarted ? "recorded " : "started ")
         context.time(run.startedAt, into: &html, relative: true)
-        if let finished = run.finishedAt {
+        if let finished = run.finishedAt, !run.neverStarted {
             html.raw(" · finished ")
             context.time(finished, into: &html)
             html.raw(" · took ")

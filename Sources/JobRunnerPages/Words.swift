@@ -68,7 +68,9 @@ enum Words {
 
     /// How long a run took, `-` while it runs (as `runs` says).
     static func took(_ run: RunRecord) -> String {
-        run.finishedAt.map { elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
+        // An occurrence recorded skipped or missed never started: it took no time.
+        guard !run.neverStarted else { return "-" }
+        return run.finishedAt.map { elapsed($0.timeIntervalSince(run.startedAt)) } ?? "-"
     }
 
     /// `3 succeeded, 1 failed`, in the order of the states (as `runs` says).

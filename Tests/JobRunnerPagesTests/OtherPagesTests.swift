@@ -199,6 +199,13 @@ struct OtherPagesTests {
         let skipped = try #require(
             try await Pages.run(fixture.model, runID: "t2", settings: PageFixture.settings()))
         #expect(skipped.contains("was skipped: it fell due while the last occurrence still ran"))
+        // It never started: recorded, no start and no duration (it showed both as if it ran).
+        #expect(skipped.contains("recorded "), "\(skipped)")
+        #expect(!skipped.contains("started ") && !skipped.contains(" · took "), "\(skipped)")
+        let row = try #require(
+            page.components(separatedBy: "<tr>").first { $0.contains("href=\"/runs/t2\"") }, "\(page)")
+        let cells = row.components(separatedBy: "<td")
+        #expect(cells.count >= 6 && cells[4].hasPrefix(">-<") && cells[5].hasPrefix(">-<"), "\(row)")
     }
 
     @Test("assets are served by name with their types; others are nil")
